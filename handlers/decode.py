@@ -1,0 +1,75 @@
+"""Bytes to text: header charset → BOM → ``<meta charset>`` / http-equiv → detection → UTF-8.
+
+The result never holds NULs or other C0/C1 control characters except tab and newline.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from charset_normalizer import from_bytes
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),  # before UTF-16 LE: it shares the first two bytes
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]{1,40})""", re.IGNORECASE
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_DETECT_BYTES = 64 * 1024
+
+
+def _codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        codec = codecs.lookup(name.strip().strip("\"'")).name
+    except LookupError:
+        return None
+    # Browsers treat a declared Latin-1 / ASCII as windows-1252 (WHATWG encoding spec).
+    return "cp1252" if codec in {"latin-1", "iso8859-1", "ascii"} else codec
+
+
+def clean_text(text: str) -> str:
+    """Drop control characters (keeping tab/newline) and normalise line ends."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+def sniff_encoding(body: bytes, header_charset: str | None = None, *, html: bool = False) -> str:
+    """The codec to decode ``body`` with, by the order in the module docstring."""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            # A BOM outranks the header only when they disagree about the UTF family.
+            return name if name.startswith("utf-16") or name.startswith("utf-32") else "utf-8"
+    declared = _codec(header_charset)
+    if declared:
+        return declared
+    if html:
+        match = _META_CHARSET.search(body[:4096])
+        if match:
+            meta = _codec(match.group(1).decode("ascii", "ignore"))
+            if meta and not meta.startswith("utf-16"):  # a byte-oriented page can't be UTF-16
+                return meta
+    try:
+        body[:_DETECT_BYTES].decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        if exc.start >= _DETECT_BYTES - 4:  # cut inside a multi-byte sequence at the edge
+            return "utf-8"
+    best = from_bytes(body[:_DETECT_BYTES]).best()
+    return best.encoding if best is not None else "utf-8"
+
+
+def decode_body(body: bytes, header_charset: str | None = None, *, html: bool = False) -> str:
+    """Decode with the sniffed codec, replacing what does not decode, then clean."""
+    encoding = sniff_encoding(body, header_charset, html=html)
+    text = body.decode(encoding, errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return clean_text(text)

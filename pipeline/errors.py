@@ -1,0 +1,43 @@
+"""The one exception type used inside the pipeline, and message sanitising.
+
+Code inside raises :class:`PipelineError` with a stable kind; the edges (engine, kernel)
+turn it into an :class:`~pipeline.models.ErrorInfo` value. Nothing outside sees a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.models import ErrorInfo, ErrorKind
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+MAX_MESSAGE_CHARS = 300
+
+
+def sanitize_message(text: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Make any text safe for an error message: no control characters, one line, bounded."""
+    cleaned = _CONTROL.sub(" ", str(text)).strip()
+    cleaned = re.sub(r" {2,}", " ", cleaned)
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1] + "…"
+    return cleaned
+
+
+class PipelineError(Exception):
+    """A failure with a stable error kind (see ``pipeline.models.ErrorKind``)."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool = False) -> None:
+        self.kind: ErrorKind = kind
+        self.message = sanitize_message(message)
+        self.retryable = retryable
+        super().__init__(f"{kind}: {self.message}")
+
+    def to_info(self) -> ErrorInfo:
+        return ErrorInfo(kind=self.kind, message=self.message, retryable=self.retryable)
+
+    def __reduce__(self):  # keep kind/retryable across the process-pool boundary
+        return (_rebuild, (self.kind, self.message, self.retryable))
+
+
+def _rebuild(kind: ErrorKind, message: str, retryable: bool) -> PipelineError:
+    return PipelineError(kind, message, retryable=retryable)

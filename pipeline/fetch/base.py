@@ -1,0 +1,98 @@
+"""The fetch port: URL in, bounded bytes (or a typed error) out.
+
+Implementations: :class:`pipeline.fetch.client.HttpFetcher` (the real one) and
+:class:`FakeFetcher` (canned responses, for tests and for users who inject their own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from pipeline.errors import PipelineError
+
+
+@dataclass
+class FetchResult:
+    """A response that passed every guard: its body is at most ``max_bytes`` long."""
+
+    url: str  # as requested
+    final_url: str  # after redirects
+    status: int
+    media_type: str | None  # lower-case, no parameters
+    charset: str | None
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    attempts: int = 1
+
+
+class FetchError(PipelineError):
+    """A fetch failure; ``attempts`` and ``status``/``final_url`` when known."""
+
+    def __init__(self, kind, message, *, retryable=False, attempts=1, status=None,
+                 final_url=None) -> None:
+        super().__init__(kind, message, retryable=retryable)
+        self.attempts = attempts
+        self.status = status
+        self.final_url = final_url
+
+    def __reduce__(self):
+        return (_rebuild, (self.kind, self.message, self.retryable, self.attempts, self.status,
+                           self.final_url))
+
+
+def _rebuild(kind, message, retryable, attempts, status, final_url) -> FetchError:
+    return FetchError(kind, message, retryable=retryable, attempts=attempts, status=status,
+                      final_url=final_url)
+
+
+@runtime_checkable
+class Fetcher(Protocol):
+    """Contract of a fetcher.
+
+    ``fetch(url)`` returns a :class:`FetchResult` or raises :class:`FetchError` (a
+    ``PipelineError``) with one of the kinds ``invalid_url``, ``blocked``, ``robots``,
+    ``too_large``, ``timeout``, ``http_status``, ``network``, ``unsupported_type``,
+    ``cancelled``. It never raises anything else and never takes longer than the settings'
+    per-URL deadline. A fetcher is an async context manager owning its connections; use one
+    per run and call ``fetch`` concurrently.
+    """
+
+    async def fetch(self, url: str) -> FetchResult: ...
+
+    async def __aenter__(self) -> Fetcher: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+
+class FakeFetcher:
+    """A fetcher that answers from a table: ``{url: FetchResult | FetchError | bytes}``.
+
+    ``bytes`` values become a 200 ``text/html`` response. Unknown URLs give a ``network``
+    error. ``calls`` counts fetches per URL (useful to check de-duplication).
+    """
+
+    def __init__(self, routes: Mapping[str, FetchResult | FetchError | bytes],
+                 media_type: str = "text/html") -> None:
+        self.routes = dict(routes)
+        self.media_type = media_type
+        self.calls: dict[str, int] = {}
+
+    async def fetch(self, url: str) -> FetchResult:
+        self.calls[url] = self.calls.get(url, 0) + 1
+        answer = self.routes.get(url)
+        if answer is None:
+            raise FetchError("network", f"no route for {url}")
+        if isinstance(answer, FetchError):
+            raise answer
+        if isinstance(answer, bytes):
+            return FetchResult(url=url, final_url=url, status=200, media_type=self.media_type,
+                               charset=None, body=answer)
+        return answer
+
+    async def __aenter__(self) -> FakeFetcher:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None

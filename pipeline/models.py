@@ -1,0 +1,122 @@
+"""Public data models: records, documents, errors and search results.
+
+These are the values that cross the library's edges. Inside the code, failures travel as
+:class:`pipeline.errors.PipelineError` exceptions; at the edge they become :class:`ErrorInfo`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorKind = Literal[
+    "invalid_url",
+    "blocked",
+    "robots",
+    "too_large",
+    "timeout",
+    "http_status",
+    "network",
+    "unsupported_type",
+    "decode",
+    "extract",
+    "empty",
+    "challenge",
+    "compress",
+    "provider",
+    "invalid_result",
+    "invalid_request",
+    "config",
+    "cancelled",
+]
+ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
+
+OutputFormat = Literal["markdown", "text"]
+
+
+class ErrorInfo(BaseModel):
+    """A failure as data: a stable ``kind``, a short sanitised message, and whether a retry
+    later could succeed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ErrorKind
+    message: str
+    retryable: bool = False
+
+
+class Document(BaseModel):
+    """What a content handler makes of a body: readable content plus metadata."""
+
+    title: str | None = None
+    content: str = ""
+    format: OutputFormat = "markdown"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Record(BaseModel):
+    """One result per input URL: the JSONL line of the batch command and the library's
+    per-URL return value. ``ok`` is true exactly when ``error`` is null."""
+
+    url: str
+    index: int | None = None
+    ok: bool = False
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    handler: str | None = None
+    title: str | None = None
+    content: str | None = None
+    format: OutputFormat | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    truncated: bool = False
+    next_offset: int | None = None
+    compressed: bool = False
+    chars: int = 0
+    bytes: int = 0
+    attempts: int = 0
+    elapsed_ms: int = 0
+    error: ErrorInfo | None = None
+
+    @classmethod
+    def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
+        """A record for a URL that produced no content."""
+        return cls(url=url, ok=False, error=error, **fields)
+
+    def to_json(self) -> str:
+        """One JSONL line (no trailing newline)."""
+        return self.model_dump_json()
+
+
+class SearchResult(BaseModel):
+    """One search hit, re-validated by the kernel whatever the provider sent."""
+
+    title: str
+    url: str
+    snippet: str = ""
+    position: int = Field(ge=1)
+    score: float | None = None
+    published: str | None = None
+
+
+class SearchResponse(BaseModel):
+    """A search outcome: rows and the provider that served them, or an error."""
+
+    ok: bool
+    query: str
+    provider: str | None = None
+    results: list[SearchResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+
+
+class ExtractResponse(BaseModel):
+    """An extract outcome: one record per requested URL, in input order, or a request-level
+    error (``invalid_request``, ``config``) with no records."""
+
+    ok: bool
+    provider: str | None = None
+    records: list[Record] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None

@@ -1,0 +1,75 @@
+"""Boundary-aware truncation: the output never exceeds the budget, marker included.
+
+The cut goes at the last paragraph break in the latter half of the window, else at the last
+sentence end past 30% of it, else at the last word boundary, else a hard cut. What is kept is
+always a prefix of the input (trailing whitespace at the cut dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+MARKER = "... [truncated]"
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+# A sentence ends at . ! ? … or CJK full stops, optionally closed by quotes/brackets,
+# followed by whitespace (or directly by text for CJK).
+_SENTENCE = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？](?:[」』”’）)]*))")
+_SPACE = re.compile(r"\s")
+
+
+class Cut(NamedTuple):
+    """Where a window of ``text`` ends: ``end`` is the index just past the kept prefix."""
+
+    end: int
+    boundary: str  # "paragraph" | "sentence" | "word" | "hard" | "none"
+
+
+def find_cut(text: str, budget: int) -> Cut:
+    """Best boundary at or before ``budget`` characters of ``text``."""
+    if len(text) <= budget:
+        return Cut(len(text), "none")
+    if budget <= 0:
+        return Cut(0, "hard")
+    window = text[: budget + 1]  # a boundary right after the last kept char still counts
+    last_para = None
+    for match in _PARAGRAPH.finditer(window):
+        if match.start() <= budget:
+            last_para = match.start()
+    if last_para is not None and last_para >= budget // 2:
+        return Cut(last_para, "paragraph")
+    last_sentence = None
+    for match in _SENTENCE.finditer(window):
+        if match.end() <= budget:
+            last_sentence = match.end()
+    if last_sentence is not None and last_sentence > budget * 0.3:
+        return Cut(last_sentence, "sentence")
+    last_space = None
+    for match in _SPACE.finditer(window):
+        if match.start() <= budget:
+            last_space = match.start()
+    if last_space:
+        return Cut(last_space, "word")
+    return Cut(budget, "hard")
+
+
+class Truncated(NamedTuple):
+    text: str
+    truncated: bool
+    next_offset: int | None  # where the next window starts in the original text
+
+
+def truncate(text: str, max_chars: int, marker: str = MARKER) -> Truncated:
+    """Fit ``text`` into ``max_chars`` characters, ``marker`` included when cut."""
+    if len(text) <= max_chars:
+        return Truncated(text, False, None)
+    budget = max_chars - len(marker)
+    if budget <= 0:
+        return Truncated(marker[:max_chars], True, 0)
+    cut = find_cut(text, budget)
+    kept = text[: cut.end].rstrip()
+    resume = cut.end
+    while resume < len(text) and text[resume].isspace():
+        resume += 1
+    return Truncated(kept + marker, True, resume)
