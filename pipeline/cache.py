@@ -1,0 +1,271 @@
+"""The full-text cache: untruncated records in SQLite on disk, with a TTL and a size cap.
+
+Why: an agent reads a long page window by window (``offset``) without refetching it, and a
+batch re-run (``--cache DIR``) skips pages it fetched recently. Entries are keyed by URL plus
+the extraction options that change the text (format, handler options) — never by ``max_chars``
+or ``offset``, which only select a window of the same full text.
+
+The cache is an optimisation, never a failure source: an unreadable, corrupt or unwritable
+database degrades to "no cache" with one warning. SQLite runs in WAL mode so several processes
+can share one directory; every query is small and runs in a worker thread. Concurrent identical
+requests inside one process are loaded once (single flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline.models import Record
+from pipeline.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "fulltext.sqlite3"
+DEFAULT_TTL = 24 * 3600.0
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+# Options that pick a window of the full text; they must not split the cache.
+_WINDOW_OPTIONS = frozenset({"max_chars", "offset"})
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    stored REAL NOT NULL,
+    size INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_stored ON entries (stored);
+"""
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/extract-pipeline``, else ``~/.cache/extract-pipeline``."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "extract-pipeline"
+
+
+def cache_key(url: str, **options: Any) -> str:
+    """A stable key for ``url`` extracted with ``options`` (window options ignored)."""
+    kept = {k: v for k, v in options.items() if k not in _WINDOW_OPTIONS and v is not None}
+    blob = json.dumps({"url": url, "options": kept}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+Loader = Callable[[], Awaitable[Record]]
+
+
+class TextCache:
+    """Full untruncated records by key; see the module docstring.
+
+    ``directory=None`` makes a cache that stores nothing (loads still go through single
+    flight). ``clock`` is injectable for tests.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None,
+        *,
+        ttl: float = DEFAULT_TTL,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._inflight: dict[str, asyncio.Task[Record]] = {}
+        self._db: sqlite3.Connection | None = None
+        self.path: Path | None = None
+        if directory is not None and ttl > 0 and max_bytes > 0:
+            self.path = Path(directory) / DB_NAME
+            self._db = self._open(self.path)
+
+    # --- lifecycle
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open(self, path: Path) -> sqlite3.Connection | None:
+        try:
+            return self._connect(path)
+        except sqlite3.DatabaseError as exc:
+            # Not a database (or damaged beyond use): move it aside and start afresh once.
+            log.warning("cache %s is unreadable (%s); starting a new one", path, exc)
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    side = Path(f"{path}{suffix}")
+                    if side.exists():
+                        side.replace(f"{path}{suffix}.corrupt")
+                return self._connect(path)
+            except (OSError, sqlite3.Error) as again:
+                self._warn_disabled(again)
+        except OSError as exc:
+            self._warn_disabled(exc)
+        return None
+
+    def _warn_disabled(self, exc: BaseException) -> None:
+        log.warning("cache disabled: %s", exc)
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # --- synchronous primitives (run in a worker thread by the async API)
+
+    def _run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                return action(self._db)
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                self._warn_disabled(exc)
+                self._db.close()
+                self._db = None
+                return None
+
+    def get_sync(self, key: str) -> Record | None:
+        """The fresh entry for ``key``, or None (expired entries are dropped)."""
+
+        def action(db: sqlite3.Connection) -> Record | None:
+            row = db.execute("SELECT stored, record FROM entries WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            stored, payload = row
+            if self._clock() - stored >= self.ttl:
+                db.execute("DELETE FROM entries WHERE key = ?", (key,))
+                return None
+            return Record.model_validate_json(payload)
+
+        return self._run(action)
+
+    def put_sync(self, key: str, record: Record) -> None:
+        """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""
+        payload = record.model_dump_json()
+        size = len(payload.encode())
+        if size > self.max_bytes:
+            return
+
+        def action(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT OR REPLACE INTO entries (key, url, stored, size, record) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, record.url, self._clock(), size, payload),
+            )
+            self._evict(db)
+
+        self._run(action)
+
+    def _evict(self, db: sqlite3.Connection) -> None:
+        (total,) = db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()
+        if total <= self.max_bytes:
+            return
+        db.execute("DELETE FROM entries WHERE stored <= ?", (self._clock() - self.ttl,))
+        excess = total - self.max_bytes
+        rows = db.execute("SELECT key, size FROM entries ORDER BY stored, rowid").fetchall()
+        doomed = []
+        for key, size in rows:
+            if excess <= 0:
+                break
+            doomed.append((key,))
+            excess -= size
+        db.executemany("DELETE FROM entries WHERE key = ?", doomed)
+
+    def stats(self) -> tuple[int, int]:
+        """(entries, bytes) currently stored."""
+        result = self._run(
+            lambda db: db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
+        )
+        return tuple(result) if result else (0, 0)
+
+    # --- async API
+
+    async def get(self, key: str) -> Record | None:
+        if self._db is None:
+            return None
+        return await asyncio.to_thread(self.get_sync, key)
+
+    async def put(self, key: str, record: Record) -> None:
+        if self._db is not None:
+            await asyncio.to_thread(self.put_sync, key, record)
+
+    async def get_or_load(
+        self,
+        key: str,
+        loader: Loader,
+        *,
+        store: Callable[[Record], bool] = lambda record: record.ok,
+    ) -> Record:
+        """The cached record for ``key``, else ``await loader()`` — stored when ``store``
+        says so (by default only successful records). Concurrent calls with the same key
+        share one load; one caller cancelling does not cancel the load for the others."""
+        task = self._inflight.get(key)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = asyncio.ensure_future(self._load(key, loader, store))
+            self._inflight[key] = task
+            task.add_done_callback(lambda done: self._forget(key, done))
+        return await asyncio.shield(task)
+
+    def _forget(self, key: str, task: asyncio.Task[Record]) -> None:
+        if self._inflight.get(key) is task:
+            del self._inflight[key]
+
+    async def _load(self, key: str, loader: Loader, store: Callable[[Record], bool]) -> Record:
+        cached = await self.get(key)
+        if cached is not None:
+            return cached
+        record = await loader()
+        if store(record):
+            await self.put(key, record)
+        return record
+
+
+_shared: dict[tuple[str, float, int], TextCache] = {}
+
+
+def cache_for(settings: Settings, *, batch: bool = False) -> TextCache:
+    """The process-wide cache these settings describe (one instance per directory, so single
+    flight spans every caller). The library and MCP server use ``cache_dir`` or the default
+    directory unless ``cache`` is off; the batch command (``batch=True``) only an explicit
+    ``cache_dir`` (``--cache DIR``)."""
+    if batch:
+        directory = settings.cache_dir
+    else:
+        directory = (settings.cache_dir or str(default_cache_dir())) if settings.cache else None
+    max_bytes = settings.cache_max_mb * 1024 * 1024
+    if directory is None or settings.cache_ttl <= 0 or max_bytes <= 0:
+        ident: tuple[str, float, int] = ("", 0.0, 0)  # storing nothing, still single flight
+    else:
+        ident = (str(Path(directory).expanduser().resolve()), settings.cache_ttl, max_bytes)
+    cache = _shared.get(ident)
+    if cache is None:
+        where = ident[0] or None
+        cache = _shared[ident] = TextCache(where, ttl=settings.cache_ttl, max_bytes=max_bytes)
+    return cache
