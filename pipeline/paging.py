@@ -1,0 +1,49 @@
+"""Reading past the budget: boundary-aware windows over a full text.
+
+A truncated record says where the next window starts (``next_offset``); a call with that
+``offset`` gets the following window of the same size from the cached full text, cut with
+the same rules as :func:`pipeline.truncate.truncate`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pipeline.models import Record
+from pipeline.truncate import MARKER, truncate
+
+
+class Window(NamedTuple):
+    text: str
+    next_offset: int | None  # None: this window reaches the end of the text
+
+
+def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER) -> Window:
+    """The window of ``full_text`` starting at ``offset``, at most ``max_chars`` characters,
+    marker included when more text follows. Offset 0 gives exactly what
+    :func:`~pipeline.truncate.truncate` gives; a later window skips whitespace at its start."""
+    if max_chars <= len(marker):
+        raise ValueError(f"max_chars must exceed the marker length ({len(marker)})")
+    start = max(offset, 0)
+    while 0 < start < len(full_text) and full_text[start].isspace():
+        start += 1
+    cut = truncate(full_text[start:], max_chars, marker)
+    if not cut.truncated:
+        return Window(cut.text, None)
+    return Window(cut.text, start + cut.next_offset)
+
+
+def page_record(full: Record, offset: int, max_chars: int) -> Record:
+    """``full`` (an untruncated record) reduced to the window at ``offset``; an offset past
+    the end gives empty content, not an error."""
+    if not full.ok or full.content is None:
+        return full
+    text, next_offset = window(full.content, offset, max_chars)
+    return full.model_copy(
+        update={
+            "content": text,
+            "chars": len(text),
+            "truncated": next_offset is not None,
+            "next_offset": next_offset,
+        }
+    )
