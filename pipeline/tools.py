@@ -1,0 +1,139 @@
+"""Tool definitions for function calling, generated from the pydantic argument models.
+
+One source of truth: the argument models the kernel validates with (``SearchArgs``,
+``ExtractArgs`` in :mod:`pipeline.web`). This module turns any such model into a clean,
+self-contained JSON schema (``$ref`` resolved, no titles) and wraps it in each vendor's shape,
+as plain dicts — no SDK is imported:
+
+- ``openai_chat``      ``{"type": "function", "function": {name, description, parameters, strict}}``
+- ``openai_responses`` ``{"type": "function", name, description, parameters, strict}``
+- ``anthropic``        ``{name, description, input_schema}``
+- ``mcp``              ``{name, description, inputSchema}``
+
+OpenAI treats a Responses function as strict unless told otherwise, so both OpenAI shapes
+always carry ``strict`` explicitly. ``strict=True`` reshapes the schema to what strict mode
+accepts: every property required (optional ones made nullable — pass null for the default),
+``additionalProperties: false`` on every object, no ``default`` keywords.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
+FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
+
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_ONE = ("items", "additionalProperties", "not")
+
+
+def parameters_schema(
+    model: type[BaseModel], *, strict: bool = False, exclude: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The JSON schema of ``model``'s fields for a tool's parameters: references inlined,
+    titles dropped, extra properties refused; ``exclude`` hides fields the model must not set
+    (they keep their defaults). See the module docstring for ``strict``."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+    schema = _clean(raw, defs, strict, depth=0)
+    hidden = set(exclude)
+    schema["properties"] = {
+        name: sub for name, sub in schema.get("properties", {}).items() if name not in hidden
+    }
+    schema["required"] = [name for name in schema.get("required", []) if name not in hidden]
+    if strict:
+        _make_strict(schema)
+    return schema
+
+
+def _clean(node: Any, defs: Mapping[str, Any], strict: bool, depth: int) -> Any:
+    if depth > 50:
+        raise ValueError("schema nests too deeply (a recursive model cannot be inlined)")
+    if isinstance(node, list):
+        return [_clean(item, defs, strict, depth + 1) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]])
+        target.update({k: v for k, v in node.items() if k != "$ref"})
+        return _clean(target, defs, strict, depth + 1)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs") or (strict and key == "default"):
+            continue
+        if key == "properties":
+            out[key] = {name: _clean(sub, defs, strict, depth + 1) for name, sub in value.items()}
+        elif key in _SUBSCHEMA_LISTS or key in _SUBSCHEMA_ONE:
+            out[key] = _clean(value, defs, strict, depth + 1)
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "properties" in out:
+        out["additionalProperties"] = False
+        if strict:
+            _make_strict(out)
+    return out
+
+
+def _make_strict(schema: dict[str, Any]) -> None:
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    for name in properties:
+        if name not in required:
+            properties[name] = _nullable(properties[name])
+    schema["required"] = list(properties)
+    schema["additionalProperties"] = False
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if any(option.get("type") == "null" for option in schema.get("anyOf", [])):
+        return schema
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    described = {k: v for k, v in schema.items() if k != "description"}
+    wrapped: dict[str, Any] = {"anyOf": [described, {"type": "null"}]}
+    if "description" in schema:
+        wrapped["description"] = schema["description"]
+    return wrapped
+
+
+def tool_definition(
+    name: str,
+    description: str,
+    model: type[BaseModel],
+    flavor: Flavor = "openai_chat",
+    *,
+    strict: bool = False,
+    exclude: Iterable[str] = (),
+) -> dict[str, Any]:
+    """One tool in ``flavor``'s shape, its parameters generated from ``model``."""
+    schema = parameters_schema(model, strict=strict, exclude=exclude)
+    if flavor == "openai_chat":
+        function = {"name": name, "description": description, "parameters": schema}
+        return {"type": "function", "function": {**function, "strict": strict}}
+    if flavor == "openai_responses":
+        return {
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": schema,
+            "strict": strict,
+        }
+    if flavor == "anthropic":
+        return {"name": name, "description": description, "input_schema": schema}
+    if flavor == "mcp":
+        return {"name": name, "description": description, "inputSchema": schema}
+    raise ValueError(f"unknown tool flavor {flavor!r}; expected one of {', '.join(FLAVORS)}")
+
+
+def arguments_for(model: type[BaseModel], arguments: Mapping[str, Any] | None) -> BaseModel:
+    """Validate a model's tool-call arguments: nulls mean "use the default" (strict mode
+    sends every key), so they are dropped before validation."""
+    given = {key: value for key, value in (arguments or {}).items() if value is not None}
+    return model.model_validate(given)
