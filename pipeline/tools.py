@@ -19,10 +19,15 @@ accepts: every property required (optional ones made nullable — pass null for 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+from pipeline.errors import PipelineError
+from pipeline.models import ExtractResponse, SearchResponse
+from pipeline.settings import Settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
@@ -137,3 +142,39 @@ def arguments_for(model: type[BaseModel], arguments: Mapping[str, Any] | None) -
     sends every key), so they are dropped before validation."""
     given = {key: value for key, value in (arguments or {}).items() if value is not None}
     return model.model_validate(given)
+
+
+Response = SearchResponse | ExtractResponse
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its name, what the model is told, the argument model, and how to run it."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    run: Callable[[BaseModel, Settings | None], Awaitable[Response]]
+    exclude: tuple[str, ...] = ()  # fields that stay at their defaults (operator's choice)
+
+    def definition(self, flavor: Flavor = "openai_chat", *, strict: bool = False) -> dict[str, Any]:
+        return tool_definition(
+            self.name, self.description, self.args_model, flavor, strict=strict,
+            exclude=self.exclude,
+        )
+
+    async def call(
+        self, arguments: Mapping[str, Any] | None, settings: Settings | None = None
+    ) -> Response:
+        """Validate ``arguments`` and run the tool; bad arguments raise ``PipelineError``
+        (``invalid_request``) naming every problem."""
+        given = {k: v for k, v in (arguments or {}).items() if k not in self.exclude}
+        try:
+            args = arguments_for(self.args_model, given)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise PipelineError("invalid_request", problems) from exc
+        return await self.run(args, settings)
