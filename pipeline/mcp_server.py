@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import PipelineError
-from pipeline.render import error_sentence, render
 from pipeline.settings import Settings
-from pipeline.tools import ToolSpec
+from pipeline.tools import ToolSpec, answer, unknown_tool
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -55,26 +54,18 @@ def build_server(
         for spec in specs
     ]
 
-    def answer(text: str, *, failed: bool) -> types.CallToolResult:
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=failed
-        )
-
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
-            return answer(
-                f"There is no tool named {params.name!r}; use one of: {', '.join(by_name)}.",
-                failed=True,
-            )
-        try:
-            response = await spec.call(params.arguments, settings)
-        except PipelineError as exc:
-            return answer(error_sentence(exc.to_info(), f"The {spec.name} call"), failed=True)
-        return answer(render(response, untrusted=untrusted), failed=not response.ok)
+            text, failed = unknown_tool(params.name, by_name), True
+        else:
+            text, failed = await answer(spec, params.arguments, settings, untrusted=untrusted)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=failed
+        )
 
     from pipeline import __version__
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline.errors import PipelineError
 from pipeline.models import ExtractResponse, SearchResponse
+from pipeline.render import error_sentence, render
 from pipeline.settings import Settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
@@ -178,3 +179,88 @@ class ToolSpec:
             )
             raise PipelineError("invalid_request", problems) from exc
         return await self.run(args, settings)
+
+
+SEARCH_DESCRIPTION = (
+    "Search the web. Returns a numbered list of results, each with title, URL and snippet. "
+    "Use it to find pages, then call web_extract on the most promising URLs to read them; "
+    "snippets are short and may be stale."
+)
+EXTRACT_DESCRIPTION = (
+    "Read web pages: fetch each URL and return its main content as clean markdown (menus, "
+    "ads and boilerplate removed) with its title and source URL. Content is capped at "
+    "max_chars characters per page; a page that was cut says so and gives an offset — call "
+    "web_extract again with the same URL and that offset to read the next part (served "
+    "from cache, not fetched again). Only public http(s) URLs; a page that fails gives a "
+    "one-sentence reason instead of content."
+)
+# Operator choices, set by settings/flags, not by the model.
+_HIDDEN = ("backend", "settings")
+
+
+def web_tools() -> list[ToolSpec]:
+    """The ``web_search`` and ``web_extract`` tools, running the library's kernel."""
+    from pipeline import web  # here, not at the top: keeps `import pipeline.tools` light
+
+    async def search(args: BaseModel, settings: Settings | None) -> Response:
+        return await web.web_search(**_fields(args), settings=settings)
+
+    async def extract(args: BaseModel, settings: Settings | None) -> Response:
+        return await web.web_extract(**_fields(args), settings=settings)
+
+    return [
+        ToolSpec("web_search", SEARCH_DESCRIPTION, web.SearchArgs, search, _hidden(web.SearchArgs)),
+        ToolSpec("web_extract", EXTRACT_DESCRIPTION, web.ExtractArgs, extract,
+                 _hidden(web.ExtractArgs)),
+    ]
+
+
+def _hidden(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(name for name in _HIDDEN if name in model.model_fields)
+
+
+def _fields(args: BaseModel) -> dict[str, Any]:
+    return {name: getattr(args, name) for name in type(args).model_fields}
+
+
+def tool_definitions(
+    flavor: Flavor = "openai_chat", *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """``web_search`` and ``web_extract`` as plain-dict tool definitions for ``flavor``."""
+    return [spec.definition(flavor, strict=strict) for spec in web_tools()]
+
+
+async def answer(
+    spec: ToolSpec,
+    arguments: Mapping[str, Any] | None,
+    settings: Settings | None = None,
+    *,
+    untrusted: bool = True,
+) -> tuple[str, bool]:
+    """Run one tool call: (the text for the model, whether the call failed). Invalid
+    arguments and request-level errors come back as one plain sentence, never raised."""
+    try:
+        response = await spec.call(arguments, settings)
+    except PipelineError as exc:
+        return error_sentence(exc.to_info(), f"The {spec.name} call"), True
+    return render(response, untrusted=untrusted), not response.ok
+
+
+def unknown_tool(name: str, known: Iterable[str]) -> str:
+    return f"There is no tool named {name!r}; use one of: {', '.join(known)}."
+
+
+async def run_tool(
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    settings: Settings | None = None,
+    untrusted: bool = True,
+) -> str:
+    """Run a tool call the model made (``web_search`` or ``web_extract``) and return the
+    text to send back; never raises for a bad call."""
+    specs = {spec.name: spec for spec in web_tools()}
+    if name not in specs:
+        return unknown_tool(name, specs)
+    text, _ = await answer(specs[name], arguments, settings, untrusted=untrusted)
+    return text
