@@ -19,11 +19,12 @@ accepts: every property required (optional ones made nullable — pass null for 
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.errors import PipelineError
 from pipeline.models import ExtractResponse, SearchResponse
@@ -264,3 +265,47 @@ async def run_tool(
         return unknown_tool(name, specs)
     text, _ = await answer(specs[name], arguments, settings, untrusted=untrusted)
     return text
+
+
+def agent_function(
+    spec: ToolSpec, *, settings: Settings | None = None, untrusted: bool = True
+) -> Callable[..., Awaitable[str]]:
+    """``spec`` as a plain async function returning the text for the model, for agent
+    frameworks that build tools from a function's signature and docstring (OpenAI Agents
+    SDK, LangChain, PydanticAI): named after the tool, one keyword parameter per argument
+    field — annotated with its type, constraints and description — and a Google-style
+    docstring that repeats the descriptions."""
+    fields = {n: f for n, f in spec.args_model.model_fields.items() if n not in spec.exclude}
+    parameters, annotations, lines = [], {}, []
+    for name, info in fields.items():
+        hint = Annotated[(info.annotation, *info.metadata, Field(description=info.description))]
+        default = (
+            inspect.Parameter.empty if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
+        parameters.append(inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=hint
+        ))
+        annotations[name] = hint
+        if info.description:
+            lines.append(f"    {name}: {info.description}")
+
+    async def tool(*args: Any, **kwargs: Any) -> str:
+        bound = signature.bind(*args, **kwargs)
+        text, _ = await answer(spec, bound.arguments, settings, untrusted=untrusted)
+        return text
+
+    signature = inspect.Signature(parameters, return_annotation=str)
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {**annotations, "return": str}
+    tool.__name__ = tool.__qualname__ = spec.name
+    tool.__doc__ = spec.description + ("\n\nArgs:\n" + "\n".join(lines) if lines else "")
+    return tool
+
+
+def agent_tools(
+    *, settings: Settings | None = None, untrusted: bool = True
+) -> list[Callable[..., Awaitable[str]]]:
+    """``web_search`` and ``web_extract`` as plain async functions for agent frameworks
+    (see :func:`agent_function`)."""
+    return [agent_function(s, settings=settings, untrusted=untrusted) for s in web_tools()]

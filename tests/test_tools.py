@@ -100,3 +100,52 @@ def test_arguments_for_rejects_bad_arguments():
         arguments_for(StandIn, {"query": "x", "limit": 500})
     with pytest.raises(ValueError):
         arguments_for(StandIn, {"query": "x", "unknown": 1})
+
+
+async def run_stand_in(args, settings):
+    from pipeline.models import SearchResponse, SearchResult
+
+    rows = [SearchResult(title=args.query, url="https://r.test/", position=1)]
+    return SearchResponse(ok=True, query=args.query, provider=str(settings.max_chars), results=rows)
+
+
+def stand_in_function():
+    from pipeline.settings import Settings
+    from pipeline.tools import ToolSpec, agent_function
+
+    spec = ToolSpec("find", "Find things.", StandIn, run_stand_in, exclude=("secret",))
+    return agent_function(spec, settings=Settings(max_chars=777), untrusted=False)
+
+
+def test_agent_function_signature_is_what_frameworks_read():
+    import inspect
+    import typing
+
+    from pydantic import create_model
+
+    fn = stand_in_function()
+    assert fn.__name__ == "find" and inspect.iscoroutinefunction(fn)
+    assert fn.__doc__.startswith("Find things.") and "    limit: rows, 1-20" in fn.__doc__
+    signature = inspect.signature(fn)
+    assert list(signature.parameters) == ["query", "limit", "period", "sites", "window"]
+    assert signature.parameters["limit"].default == 5
+    assert signature.parameters["query"].default is inspect.Parameter.empty
+    # what OpenAI Agents SDK / PydanticAI / LangChain do: a pydantic model from the signature
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields = {
+        name: (hints[name], ... if p.default is p.empty else p.default)
+        for name, p in signature.parameters.items()
+    }
+    schema = create_model("FindArgs", **fields).model_json_schema()
+    assert schema["required"] == ["query"]
+    limit = schema["properties"]["limit"]
+    assert (limit["maximum"], limit["minimum"], limit["description"]) == (20, 1, "rows, 1-20")
+    assert schema["properties"]["query"]["minLength"] == 1
+
+
+async def test_agent_function_runs_and_never_raises_for_bad_arguments():
+    fn = stand_in_function()
+    text = await fn("herons", limit=2)
+    assert text.startswith('Results for "herons" (via 777):')  # settings reached the tool
+    bad = await fn(query="x", limit=99)
+    assert bad.startswith("The find call failed: the request was invalid (limit:")
