@@ -4,8 +4,9 @@ Built on pypdfium2 (the ``pdf`` extra), chosen over pypdf by ``benchmarks/pdf_ch
 the same words in the same order on every test PDF, 7–15× less CPU per page. Imported lazily:
 without it a PDF is ``unsupported_type`` with the install command in the message.
 
-Options read from ``ctx.options``: ``pdf_max_pages`` (default 200) and ``pdf_time_limit``
-(seconds, default 20); pages past either cap are left out and the document says so.
+Options read from ``ctx.options`` (the settings of the same names): ``pdf_max_pages``
+(default 200) and ``pdf_time_limit`` (seconds, default 20); pages past either cap are left out
+and the document says so.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from handlers.registry import HandlerContext
 from handlers.sniff import classify
 from pipeline.errors import PipelineError
 from pipeline.models import Document
+from pipeline.settings import Settings
 
-DEFAULT_MAX_PAGES = 200
-DEFAULT_TIME_LIMIT = 20.0
+# One source of truth for the defaults: the documented settings.
+DEFAULT_MAX_PAGES: int = Settings.model_fields["pdf_max_pages"].default
+DEFAULT_TIME_LIMIT: float = Settings.model_fields["pdf_time_limit"].default
 INSTALL_HINT = "pip install 'extract-pipeline[pdf]'"
 
 # PDFium is not thread-safe; agents may run handlers in threads, so calls are serialised.
