@@ -113,6 +113,7 @@ _HTML_OPENING = re.compile(
 _XML_DECL = re.compile(r"<\?xml[\s?]", re.IGNORECASE)
 _PROLOG_SKIP = re.compile(r"\s*(?:<\?[^>]*\?>|<!--.*?-->|<!doctype[^>\[]*(?:\[.*?\])?\s*>)",
                           re.IGNORECASE | re.DOTALL)
+_XMLNS = re.compile(r"[^>]*?\sxmlns(?::[\w.-]+)?\s*=")
 _ROOT = re.compile(r"<([A-Za-z_][\w.:-]*)")
 _FEED_ROOTS = {"rss": "application/rss+xml", "feed": "application/atom+xml",
                "rdf:rdf": "application/rss+xml"}
@@ -179,7 +180,8 @@ def _markup(text: str) -> Sniffed | None:
             return Sniffed("html", "HTML document", "text/html", "markup")
         if name in _FEED_ROOTS:
             return Sniffed("feed", f"{name} feed", _FEED_ROOTS[name], "markup")
-        if _XML_DECL.match(start):
+        namespaced = root is not None and (":" in name or _XMLNS.match(start, root.end()))
+        if _XML_DECL.match(start) or (namespaced and not _HTML_OPENING.match(start, position)):
             return Sniffed("xml", "XML document", "application/xml", "markup")
     if _HTML_OPENING.match(start):
         return Sniffed("html", "HTML document", "text/html", "markup")
