@@ -2,12 +2,12 @@
 
 A handler turns the bytes of one response into a :class:`~pipeline.models.Document`. The
 registry picks one per response: custom handlers before built-ins, in registration order;
-the media type first; the first bytes ("sniffing") when the type is missing,
+the media type first; the first bytes (:mod:`handlers.sniff`) when the type is missing,
 ``application/octet-stream``, or contradicted by the bytes. Nothing matches ⇒
-``PipelineError('unsupported_type')``.
+``PipelineError('unsupported_type')``, as does any binary body no handler claims.
 
 Third-party handlers register through the entry-point group ``pipeline.handlers``: the entry
-point names a :class:`ContentHandler` instance (or a zero-argument callable returning one).
+point names a :class:`ContentHandler` instance, its class, or a zero-argument factory.
 """
 
 from __future__ import annotations
@@ -99,8 +99,7 @@ class HandlerRegistry:
 
     def claims(self, media_type: str) -> bool:
         """True when some handler claims this media type by name (no sniffing)."""
-        media_type = media_type.lower()
-        return any(_matches(p, media_type) for h in self.handlers for p in h.media_types)
+        return self._by_type(_bare(media_type)) is not None
 
     def _by_type(self, media_type: str) -> ContentHandler | None:
         for handler in self.handlers:
