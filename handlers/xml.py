@@ -22,6 +22,8 @@ from pipeline.errors import PipelineError
 from pipeline.models import Document
 
 ATOM = "http://www.w3.org/2005/Atom"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _ENCODING_DECL = re.compile(r"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _LINE_RUNS = re.compile(r"\s*\n\s*")
@@ -104,6 +106,11 @@ def _child_text(parent: etree._Element, *names: str) -> str:
     return _own_text(child) if child is not None else ""
 
 
+def _title(parent: etree._Element) -> str:
+    # Feed titles may hold escaped markup (Atom type="html"): keep only its text.
+    return strip_html(_child_text(parent, "title"))
+
+
 @dataclass
 class FeedItem:
     title: str
@@ -133,7 +140,7 @@ def _feed_items(root: etree._Element, kind: str) -> tuple[etree._Element, list[F
     if kind == "atom":
         entries = [c for c in _elements(root) if _local(c) == "entry"]
         return root, [
-            FeedItem(_child_text(e, "title"), _atom_link(e),
+            FeedItem(_title(e), _atom_link(e),
                      _child_text(e, "published", "updated"), _summary(e, "summary", "content"))
             for e in entries
         ]
@@ -142,7 +149,7 @@ def _feed_items(root: etree._Element, kind: str) -> tuple[etree._Element, list[F
     # RSS 2.0 nests items in the channel; RSS 1.0 (RDF) puts them beside it.
     items = [c for c in (*_elements(head), *_elements(root)) if _local(c) == "item"]
     return head, [
-        FeedItem(_child_text(i, "title"), _child_text(i, "link") or i.get("about", ""),
+        FeedItem(_title(i), _child_text(i, "link") or i.get(f"{{{RDF}}}about", ""),
                  _child_text(i, "pubDate", "date", "published", "updated"),
                  _summary(i, "description", "encoded", "summary"))
         for i in dict.fromkeys(items)
@@ -162,7 +169,7 @@ def _feed_kind(root: etree._Element) -> str | None:
 
 def render_feed(root: etree._Element, kind: str, markdown: bool) -> Document:
     head, items = _feed_items(root, kind)
-    title = _child_text(head, "title") or None
+    title = _title(head) or None
     description = _child_text(head, "description", "subtitle")
     blocks = []
     if title:
@@ -178,9 +185,11 @@ def render_feed(root: etree._Element, kind: str, markdown: bool) -> Document:
         lines += [item.date] if item.date else []
         blocks.append("\n".join(lines) + (f"\n\n{item.summary}" if item.summary else ""))
     site = _child_text(head, "link") if kind != "atom" else _atom_link(head)
-    metadata: dict[str, Any] = {"feed": kind, "items": len(items), "description": description,
-                                "site_url": site, "lang": _child_text(head, "language")
-                                or root.get("{http://www.w3.org/XML/1998/namespace}lang")}
+    metadata: dict[str, Any] = {
+        "feed": kind, "items": len(items), "description": description, "site_url": site,
+        "published": _child_text(head, "lastBuildDate", "pubDate", "updated", "date"),
+        "lang": _child_text(head, "language") or root.get(XML_LANG),
+    }
     return Document(title=title, content="\n\n".join(blocks),
                     metadata={k: v for k, v in metadata.items() if v})
 
@@ -218,6 +227,16 @@ def render_outline(root: etree._Element, markdown: bool) -> Document:
     return Document(title=title or None, content=content, metadata={"root": _local(root)})
 
 
+def _html_handler() -> Any:
+    from handlers import default_registry  # late: the registry imports this module
+
+    try:
+        handler = default_registry().select("text/html", b"<html>")
+    except PipelineError:
+        return None
+    return None if handler.name == XmlHandler.name else handler
+
+
 @dataclass(frozen=True)
 class XmlHandler:
     """RSS/Atom feeds as readable items; any other XML as an indented outline."""
@@ -230,6 +249,10 @@ class XmlHandler:
 
     def handle(self, body: bytes, ctx: HandlerContext) -> Document:
         root = parse_xml(body, ctx.charset)
+        if _local(root).lower() == "html":  # XHTML served as XML is a web page
+            html = _html_handler()
+            if html is not None:
+                return html.handle(body, ctx)
         markdown = ctx.format == "markdown"
         kind = _feed_kind(root)
         document = render_feed(root, kind, markdown) if kind else render_outline(root, markdown)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from handlers.registry import HandlerContext
+import handlers
+from handlers.registry import HandlerContext, HandlerRegistry
 from handlers.xml import XML_HANDLER
 from pipeline.errors import PipelineError
 from pipeline.models import Document
@@ -202,3 +203,33 @@ def test_handler_is_picklable_and_claims_xml_types() -> None:
     assert XML_HANDLER.sniff(b'<?xml version="1.0"?><x/>')
     assert XML_HANDLER.sniff(b"<rss version='2.0'><channel/></rss>")
     assert not XML_HANDLER.sniff(b"<!doctype html><html></html>")
+
+
+class FakeHtml:
+    name = "html"
+    media_types = ("text/html",)
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def handle(self, body: bytes, ctx: HandlerContext) -> Document:
+        return Document(content="handled as HTML", format=ctx.format)
+
+
+def test_xhtml_goes_to_the_html_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>'
+    # Without an HTML handler the outline is the fallback; with one, it takes the page.
+    assert handle(body, fmt="text").content.startswith("html\n  body")
+    monkeypatch.setattr(handlers, "default_registry", lambda: HandlerRegistry([FakeHtml()]))
+    assert handle(body).content == "handled as HTML"
+
+
+def test_escaped_markup_in_titles_and_rdf_about_links() -> None:
+    body = b"""<feed xmlns="http://www.w3.org/2005/Atom">
+      <title type="html">A &lt;b&gt;bold&lt;/b&gt; feed</title>
+      <updated>2024-05-01T00:00:00Z</updated><entry><title>E</title></entry></feed>"""
+    document = handle(body)
+    assert document.title == "A bold feed"
+    assert document.metadata["published"] == "2024-05-01T00:00:00Z"
+    rdf = RDF.replace(b"<link>https://r.example/a</link>", b"")
+    assert "https://r.example/a" in handle(rdf, fmt="text").content
