@@ -219,8 +219,10 @@ class FakeHtml:
 def test_xhtml_goes_to_the_html_handler(monkeypatch: pytest.MonkeyPatch) -> None:
     body = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>'
     # Without an HTML handler the outline is the fallback; with one, it takes the page.
+    monkeypatch.setattr(handlers, "default_registry", lambda: HandlerRegistry([XML_HANDLER]))
     assert handle(body, fmt="text").content.startswith("html\n  body")
-    monkeypatch.setattr(handlers, "default_registry", lambda: HandlerRegistry([FakeHtml()]))
+    monkeypatch.setattr(handlers, "default_registry",
+                        lambda: HandlerRegistry([FakeHtml(), XML_HANDLER]))
     assert handle(body).content == "handled as HTML"
 
 
