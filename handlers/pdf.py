@@ -1,5 +1,8 @@
 """PDF: text per page with ``--- page N ---`` markers, bounded in pages and time.
 
+Running headers and footers (page numbers included) are dropped; the title is the Info
+dictionary's, else the first line of page 1.
+
 Built on pypdfium2 (the ``pdf`` extra), chosen over pypdf by ``benchmarks/pdf_choice.py``:
 the same words in the same order on every test PDF, 7–15× less CPU per page. Imported lazily:
 without it a PDF is ``unsupported_type`` with the install command in the message.
@@ -14,6 +17,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -35,6 +40,12 @@ _PDFIUM_LOCK = threading.Lock()
 _NONCHARACTERS = re.compile("[\ufffe\uffff]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_DIGITS = re.compile(r"\d+")
+EDGE_LINES = 2  # how deep into a page's top and bottom running headers/footers are sought
+MIN_PAGES_FOR_RUNNING = 3
+RUNNING_SHARE = 0.6
+MAX_RUNNING_CHARS = 120
+MAX_TITLE_CHARS = 200
 _PDF_DATE = re.compile(r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?([Zz]|[+-]\d{2}'?\d{2})?")
 
 
@@ -45,6 +56,42 @@ def page_marker(number: int) -> str:
 def _clean_page(text: str) -> str:
     text = clean_text(_NONCHARACTERS.sub("", text))
     return _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
+
+
+def _edge_key(line: str) -> str:
+    return _DIGITS.sub("#", line.strip().lower())
+
+
+def _edges(lines: list[str]) -> Iterator[tuple[int, str]]:
+    # Short pages: only the very first and last lines, so body lines are never at stake.
+    depth = EDGE_LINES if len(lines) > 2 * EDGE_LINES + 1 else 1
+    for index, line in enumerate(lines):
+        at_edge = index < depth or index >= len(lines) - depth
+        if at_edge and len(line) <= MAX_RUNNING_CHARS:
+            yield index, line
+
+
+def drop_running_lines(pages: list[str]) -> list[str]:
+    """Remove running headers and footers: lines at a page's top or bottom edge that recur,
+    digits aside ("Page 3 of 9", a bare page number), on most pages."""
+    if len(pages) < MIN_PAGES_FOR_RUNNING:
+        return pages
+    split = [text.splitlines() for text in pages]
+    counts = Counter(key for lines in split
+                     for key in {_edge_key(line) for _, line in _edges(lines) if line.strip()})
+    running = {key for key, n in counts.items() if n >= RUNNING_SHARE * len(pages)}
+    if not running:
+        return pages
+    kept = []
+    for lines in split:
+        edge = {index for index, line in _edges(lines) if _edge_key(line) in running}
+        kept.append("\n".join(line for i, line in enumerate(lines) if i not in edge).strip())
+    return kept
+
+
+def _first_line_title(text: str) -> str | None:
+    line = text.split("\n", 1)[0].strip()
+    return line if 2 < len(line) <= MAX_TITLE_CHARS and any(c.isalpha() for c in line) else None
 
 
 def pdf_date(value: str | None) -> str | None:
@@ -117,6 +164,9 @@ class PdfHandler:
                 raise PipelineError("extract", f"PDF is corrupt or unreadable: {exc}") from None
             finally:
                 doc.close()
+        first_line = _first_line_title(parts[0][1]) if parts and parts[0][0] == 1 else None
+        texts = drop_running_lines([text for _, text in parts])
+        parts = [(number, text) for (number, _), text in zip(parts, texts, strict=True) if text]
         if not parts:
             if stopped == "time_limit":
                 raise PipelineError("timeout", f"PDF text took over {time_limit:g} s")
@@ -131,7 +181,7 @@ class PdfHandler:
         content = "\n\n".join(
             text if number == 0 else f"{page_marker(number)}\n\n{text}" for number, text in parts
         )
-        title = (info.get("Title") or "").strip() or None
+        title = (info.get("Title") or "").strip() or first_line
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     @staticmethod

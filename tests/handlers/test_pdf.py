@@ -140,3 +140,19 @@ def test_text_format_keeps_the_same_markers(pdf_writer) -> None:
 )
 def test_pdf_dates(raw: str | None, iso: str | None) -> None:
     assert pdf_date(raw) == iso
+
+
+def test_running_headers_and_footers_are_dropped(pdf_writer) -> None:
+    pages = [["ACME Annual Report", f"Body text of page {n}.", "Shared sentence.", f"Page {n} of 4"]
+             for n in range(1, 5)]
+    document = PDF_HANDLER.handle(pdf_writer(pages), ctx())
+    assert "ACME Annual Report" not in document.content
+    assert "Page 3 of 4" not in document.content
+    assert "--- page 3 ---\n\nBody text of page 3.\nShared sentence." in document.content
+    # No Info title: page 1's first line, read before the running lines went.
+    assert document.title == "ACME Annual Report"
+
+
+def test_few_pages_keep_every_line(pdf_writer) -> None:
+    document = PDF_HANDLER.handle(pdf_writer([["Same", "a"], ["Same", "b"]]), ctx())
+    assert document.content.count("Same") == 2
