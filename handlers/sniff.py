@@ -94,7 +94,7 @@ _SIGNATURES: tuple[_Magic, ...] = (
 )
 
 # Control bytes that never occur in text (tab, LF, FF, CR and ESC are left out).
-_CONTROL_BYTES = frozenset(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B} | {0x7F}
+_CONTROL_BYTES = bytes(sorted(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B} | {0x7F}))
 _MAX_CONTROL_SHARE = 0.01
 
 _WIDE_BOMS = (  # UTF-8's BOM is simply skipped: its text is checked byte by byte
@@ -144,7 +144,7 @@ def _is_binary(head: bytes) -> bool:
     legacy single-byte text (cp1252, KOI8-R…) is full of them."""
     if b"\x00" in head:
         return True
-    controls = sum(1 for byte in head if byte in _CONTROL_BYTES)
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls > max(1, len(head) * _MAX_CONTROL_SHARE)
 
 
@@ -221,7 +221,12 @@ def is_textual(media_type: str) -> bool:
             or media_type.endswith(("+json", "+xml")))
 
 
-_REJECTED_FAMILIES = ("image/", "video/", "audio/", "font/", "model/")
+_REJECTED_FAMILIES = (
+    "image/", "video/", "audio/", "font/", "model/",
+    # office documents are ZIP or OLE2 containers: no text without a dedicated handler
+    "application/vnd.openxmlformats-officedocument.", "application/vnd.oasis.opendocument.",
+    "application/vnd.ms-",
+)
 _REJECTED_TYPES = frozenset(
     {sig.media_type for sig in _SIGNATURES if sig.kind != "pdf"}
     | {"application/x-gzip", "application/x-zip-compressed", "application/x-rar-compressed",
@@ -230,7 +235,8 @@ _REJECTED_TYPES = frozenset(
        "application/x-apple-diskimage", "application/x-font-ttf", "application/font-woff",
        "application/vnd.ms-fontobject", "application/x-bzip", "application/x-compress",
        "application/x-lzip", "application/x-lzma", "application/x-debian-package",
-       "application/x-rpm", "application/x-sqlite3"}
+       "application/x-rpm", "application/x-sqlite3", "application/msword",
+       "application/epub+zip"}
 )
 
 

@@ -196,6 +196,8 @@ def test_any_clean_text_under_a_generic_label_is_handled(text: str) -> None:
         ("application/gzip", True),
         ("application/x-7z-compressed", True),
         ("application/x-msdownload", True),
+        ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", True),
+        ("application/msword", True),
         ("IMAGE/JPEG; charset=binary", True),
         ("application/octet-stream", False),
         ("", False),
