@@ -43,8 +43,8 @@ class _Magic:
     needs_binary: bool = False  # short magics that plain text could start with
 
 
+# Unsupported binaries. PDF, the one signature with a handler, is found by _pdf_after_junk.
 _SIGNATURES: tuple[_Magic, ...] = (
-    _Magic("pdf", "PDF document", "application/pdf", b"%PDF-"),
     _Magic("png", "PNG image", "image/png", b"\x89PNG\r\n\x1a\n"),
     _Magic("jpeg", "JPEG image", "image/jpeg", b"\xff\xd8\xff"),
     _Magic("gif", "GIF image", "image/gif", b"GIF87a"),
@@ -228,7 +228,7 @@ _REJECTED_FAMILIES = (
     "application/vnd.ms-",
 )
 _REJECTED_TYPES = frozenset(
-    {sig.media_type for sig in _SIGNATURES if sig.kind != "pdf"}
+    {sig.media_type for sig in _SIGNATURES}
     | {"application/x-gzip", "application/x-zip-compressed", "application/x-rar-compressed",
        "application/java-archive", "application/x-msdownload", "application/x-dosexec",
        "application/vnd.android.package-archive", "application/x-iso9660-image",
