@@ -69,12 +69,17 @@ def _elements(parent: etree._Element) -> Iterator[etree._Element]:
 
 def _own_text(element: etree._Element) -> str:
     """All text under an element, one line, unexpanded entity references left out."""
-    chunks = [element.text or ""]
+    loose = [element.text or ""]  # text directly inside, between the children
+    chunks = [loose[0]]
     for child in element:
         if isinstance(child.tag, str):
             chunks.append(_own_text(child))
         chunks.append(child.tail or "")
-    return _SPACES.sub(" ", " ".join(chunks).replace("\n", " ")).strip()
+        loose.append(child.tail or "")
+    # Prose with inline markup keeps its own spacing ("un<b>believ</b>able"); children
+    # without text around them are separate values and need a space between them.
+    glue = "" if any(text.strip() for text in loose) else " "
+    return _SPACES.sub(" ", glue.join(chunks).replace("\n", " ")).strip()
 
 
 def strip_html(fragment: str) -> str:
@@ -131,7 +136,7 @@ def _summary(item: etree._Element, *names: str) -> str:
     node = _child(item, *names)
     if node is None:
         return ""
-    if len([c for c in _elements(node)]):  # Atom type="xhtml": markup as child elements
+    if next(_elements(node), None) is not None:  # Atom type="xhtml": markup as elements
         return strip_html(etree.tostring(node, encoding="unicode", method="html"))
     return strip_html(node.text or "")
 

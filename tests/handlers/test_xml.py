@@ -235,3 +235,9 @@ def test_escaped_markup_in_titles_and_rdf_about_links() -> None:
     assert document.metadata["published"] == "2024-05-01T00:00:00Z"
     rdf = RDF.replace(b"<link>https://r.example/a</link>", b"")
     assert "https://r.example/a" in handle(rdf, fmt="text").content
+
+
+def test_inline_markup_keeps_words_whole_and_values_apart() -> None:
+    body = b"<r><p>un<b>believ</b>able, <i>really</i></p><q><a>1</a><b>2</b></q></r>"
+    assert handle(body, fmt="text").content == (
+        "r\n  p: unbelievable, really\n  q\n    a: 1\n    b: 2")
