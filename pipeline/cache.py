@@ -21,9 +21,9 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.models import Record
 from pipeline.settings import Settings
@@ -63,6 +63,12 @@ def cache_key(url: str, **options: Any) -> str:
 
 
 Loader = Callable[[], Awaitable[Record]]
+T = TypeVar("T")
+_SQL_VARIABLES = 500  # below SQLite's limit on bound parameters per statement
+
+
+def _succeeded(record: Record) -> bool:
+    return record.ok
 
 
 class TextCache:
@@ -84,7 +90,8 @@ class TextCache:
         self.max_bytes = max_bytes
         self._clock = clock
         self._lock = threading.Lock()
-        self._inflight: dict[str, asyncio.Task[Record]] = {}
+        self._inflight: dict[str, asyncio.Future[Record]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # strong refs to running loads
         self._db: sqlite3.Connection | None = None
         self.path: Path | None = None
         if directory is not None and ttl > 0 and max_bytes > 0:
@@ -153,33 +160,57 @@ class TextCache:
 
     def get_sync(self, key: str) -> Record | None:
         """The fresh entry for ``key``, or None (expired entries are dropped)."""
+        return self.get_many_sync([key]).get(key)
 
-        def action(db: sqlite3.Connection) -> Record | None:
-            row = db.execute("SELECT stored, record FROM entries WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            stored, payload = row
-            if self._clock() - stored >= self.ttl:
-                db.execute("DELETE FROM entries WHERE key = ?", (key,))
-                return None
-            return Record.model_validate_json(payload)
+    def get_many_sync(self, keys: Sequence[str]) -> dict[str, Record]:
+        """The fresh entries among ``keys`` (expired ones are dropped)."""
 
-        return self._run(action)
+        def action(db: sqlite3.Connection) -> dict[str, Record]:
+            found: dict[str, Record] = {}
+            stale: list[tuple[str]] = []
+            now = self._clock()
+            for start in range(0, len(keys), _SQL_VARIABLES):
+                chunk = keys[start : start + _SQL_VARIABLES]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT key, stored, record FROM entries WHERE key IN ({marks})", chunk
+                )
+                for key, stored, payload in rows:
+                    if now - stored >= self.ttl:
+                        stale.append((key,))
+                    else:
+                        found[key] = Record.model_validate_json(payload)
+            if stale:
+                db.executemany("DELETE FROM entries WHERE key = ?", stale)
+            return found
+
+        return (self._run(action) if keys else None) or {}
 
     def put_sync(self, key: str, record: Record) -> None:
         """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""
-        payload = record.model_dump_json()
-        size = len(payload.encode())
-        if size > self.max_bytes:
+        self.put_many_sync([(key, record)])
+
+    def put_many_sync(self, items: Sequence[tuple[str, Record]]) -> None:
+        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), then
+        evict the oldest entries above the size cap."""
+        rows = []
+        now = self._clock()
+        for key, record in items:
+            payload = record.model_dump_json()
+            size = len(payload.encode())
+            if size <= self.max_bytes:
+                rows.append((key, record.url, now, size, payload))
+        if not rows:
             return
 
         def action(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT OR REPLACE INTO entries (key, url, stored, size, record) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, record.url, self._clock(), size, payload),
-            )
-            self._evict(db)
+            with db:  # one transaction: a reader never sees half a batch
+                db.executemany(
+                    "INSERT OR REPLACE INTO entries (key, url, stored, size, record) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                self._evict(db)
 
         self._run(action)
 
@@ -217,34 +248,82 @@ class TextCache:
             await asyncio.to_thread(self.put_sync, key, record)
 
     async def get_or_load(
-        self,
-        key: str,
-        loader: Loader,
-        *,
-        store: Callable[[Record], bool] = lambda record: record.ok,
+        self, key: str, loader: Loader, *, store: Callable[[Record], bool] = _succeeded
     ) -> Record:
         """The cached record for ``key``, else ``await loader()`` — stored when ``store``
         says so (by default only successful records). Concurrent calls with the same key
         share one load; one caller cancelling does not cancel the load for the others."""
-        task = self._inflight.get(key)
-        if task is None or task.get_loop() is not asyncio.get_running_loop():
-            task = asyncio.ensure_future(self._load(key, loader, store))
-            self._inflight[key] = task
-            task.add_done_callback(lambda done: self._forget(key, done))
-        return await asyncio.shield(task)
 
-    def _forget(self, key: str, task: asyncio.Task[Record]) -> None:
-        if self._inflight.get(key) is task:
-            del self._inflight[key]
+        async def load_one(_: list[None]) -> list[Record]:
+            return [await loader()]
 
-    async def _load(self, key: str, loader: Loader, store: Callable[[Record], bool]) -> Record:
-        cached = await self.get(key)
-        if cached is not None:
-            return cached
-        record = await loader()
-        if store(record):
-            await self.put(key, record)
-        return record
+        return (await self.get_or_load_many({key: None}, load_one, store=store))[key]
+
+    async def get_or_load_many(
+        self,
+        wanted: Mapping[str, T],
+        loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
+        *,
+        store: Callable[[Record], bool] = _succeeded,
+    ) -> dict[str, Record]:
+        """A record for every key of ``wanted`` (key → the item to load it from): cached
+        ones from disk, keys already being loaded by another caller from that load, and the
+        rest with ONE ``loader(items)`` call (one record per item, in order) — so a batch
+        provider is still called once per batch. Exceptions from ``loader`` reach every
+        caller waiting on its keys."""
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[Record]] = {}
+        mine: dict[str, asyncio.Future[Record]] = {}
+        for key in wanted:
+            running = self._inflight.get(key)
+            if running is not None and running.get_loop() is loop:
+                futures[key] = running
+            else:
+                futures[key] = mine[key] = self._inflight[key] = loop.create_future()
+        if mine:
+            task = loop.create_task(self._fill(mine, wanted, loader, store))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        keys = list(futures)
+        records = await asyncio.shield(asyncio.gather(*(futures[k] for k in keys)))
+        return dict(zip(keys, records, strict=True))
+
+    async def _fill(
+        self,
+        futures: dict[str, asyncio.Future[Record]],
+        wanted: Mapping[str, T],
+        loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
+        store: Callable[[Record], bool],
+    ) -> None:
+        try:
+            found = await asyncio.to_thread(self.get_many_sync, list(futures)) if self._db else {}
+            todo = [key for key in futures if key not in found]
+            if todo:
+                loaded = list(await loader([wanted[key] for key in todo]))
+                if len(loaded) != len(todo):
+                    raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
+                found.update(zip(todo, loaded, strict=True))
+            keep = [(key, found[key]) for key in todo if store(found[key])]
+            if keep and self._db is not None:  # before answering: a caller's next read hits
+                await asyncio.to_thread(self.put_many_sync, keep)
+            for key, future in futures.items():
+                if not future.done():
+                    future.set_result(found[key])
+        except BaseException as exc:
+            for future in futures.values():
+                if future.done():
+                    continue
+                if isinstance(exc, asyncio.CancelledError):
+                    future.cancel()
+                else:
+                    future.set_exception(exc)
+                    future.exception()  # retrieved here: no "never retrieved" noise
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for key, future in futures.items():
+                if self._inflight.get(key) is future:
+                    del self._inflight[key]
 
 
 _shared: dict[tuple[str, float, int], TextCache] = {}

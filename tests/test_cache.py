@@ -188,3 +188,37 @@ def test_cache_for_settings(tmp_path, monkeypatch):
     chosen = cache_for(Settings(cache_dir=str(tmp_path / "c")), batch=True)
     assert chosen.path == (tmp_path / "c" / DB_NAME).resolve()
     assert not cache_for(Settings(cache=False)).enabled
+
+
+async def test_many_loads_misses_in_one_call_and_shares_in_flight_keys(tmp_path):
+    cache = TextCache(tmp_path)
+    cache.put_sync("a", page("https://a.test/a", "cached"))
+    batches: list[list[str]] = []
+    gate = asyncio.Event()
+
+    async def loader(urls: list[str]) -> list[Record]:
+        batches.append(urls)
+        await gate.wait()
+        return [page(url, f"loaded {url}") for url in urls]
+
+    first = asyncio.create_task(cache.get_or_load_many({"a": "A", "b": "B", "c": "C"}, loader))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(cache.get_or_load_many({"c": "C", "d": "D"}, loader))
+    await asyncio.sleep(0.05)
+    gate.set()
+    one, two = await first, await second
+    assert batches == [["B", "C"], ["D"]]  # c was in flight: loaded once, shared
+    assert one["a"].content == "cached" and one["c"] is two["c"]
+    assert two["d"].content == "loaded D"
+    assert cache.get_sync("d") is not None
+
+
+async def test_many_rejects_a_loader_that_miscounts():
+    cache = TextCache(None)
+
+    async def loader(items):
+        return []
+
+    with pytest.raises(RuntimeError, match="0 records for 2"):
+        await cache.get_or_load_many({"x": 1, "y": 2}, loader)
+    assert not cache._inflight  # nothing left dangling
