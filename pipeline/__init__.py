@@ -21,12 +21,12 @@ _LAZY = {
     "web_extract": "pipeline.web",
     "web_search_sync": "pipeline.web",
     "web_extract_sync": "pipeline.web",
-    "render": "pipeline.render",
+    "render": "pipeline.rendering",
     "tool_definitions": "pipeline.tools",
 }
 
 if TYPE_CHECKING:
-    from pipeline.render import render
+    from pipeline.rendering import render
     from pipeline.tools import tool_definitions
     from pipeline.web import web_extract, web_extract_sync, web_search, web_search_sync
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.errors import PipelineError
 from pipeline.models import ExtractResponse, SearchResponse
-from pipeline.render import error_sentence, render
+from pipeline.rendering import error_sentence, render
 from pipeline.settings import Settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]

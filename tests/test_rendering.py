@@ -1,7 +1,7 @@
 import re
 
 from pipeline.models import ErrorInfo, ExtractResponse, Record, SearchResponse, SearchResult
-from pipeline.render import ENVELOPE_TAG, neutralise, render
+from pipeline.rendering import ENVELOPE_TAG, neutralise, render
 
 
 def ok_record(url="https://a.test/page", content="Hello **world**.", **extra):
