@@ -7,9 +7,12 @@ the same rules as :func:`pipeline.truncate.truncate`.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
+from pipeline.cache import TextCache, cache_key
 from pipeline.models import Record
+from pipeline.providers.base import ExtractOptions
 from pipeline.truncate import MARKER, truncate
 
 
@@ -47,3 +50,36 @@ def page_record(full: Record, offset: int, max_chars: int) -> Record:
             "next_offset": next_offset,
         }
     )
+
+
+# The budget a full text is extracted with before it is cached and windowed; the byte cap
+# on responses bounds it in practice.
+FULL_TEXT_CHARS = 10_000_000
+
+ExtractCall = Callable[[list[str], ExtractOptions], Awaitable[Sequence[Record]]]
+
+
+async def read_windows(
+    extract: ExtractCall,
+    urls: Sequence[str],
+    options: ExtractOptions,
+    *,
+    offset: int = 0,
+    cache: TextCache,
+    identity: Mapping[str, Any] | None = None,
+) -> list[Record]:
+    """One record per URL (distinct URLs expected): the window at ``offset`` of each page's
+    full text, ``options.max_chars`` long. Full texts come from ``cache`` when fresh; the
+    misses are extracted with ONE ``extract(urls, options)`` call at the full-text budget
+    and cached (successes only). ``identity`` names what else changes the text (provider
+    chain, handlers) so it keys the cache too."""
+    keys = {
+        cache_key(url, format=options.format, **dict(identity or {})): url for url in urls
+    }
+    full = options.model_copy(update={"max_chars": FULL_TEXT_CHARS})
+
+    async def load(batch: list[str]) -> Sequence[Record]:
+        return await extract(batch, full)
+
+    found = await cache.get_or_load_many(keys, load)
+    return [page_record(found[key], offset, options.max_chars) for key in keys]
