@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pipeline.errors import PipelineError
 from pipeline.models import ExtractResponse, SearchResponse
 from pipeline.rendering import error_sentence, render
-from pipeline.settings import Settings
+from pipeline.settings import Settings, load_settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
@@ -196,7 +196,7 @@ EXTRACT_DESCRIPTION = (
     "one-sentence reason instead of content."
 )
 # Operator choices, set by settings/flags, not by the model.
-_HIDDEN = ("backend", "settings")
+_HIDDEN = ("backend", "settings", "compress", "instruction")
 
 
 def web_tools() -> list[ToolSpec]:
@@ -207,7 +207,11 @@ def web_tools() -> list[ToolSpec]:
         return await web.web_search(**_fields(args), settings=settings)
 
     async def extract(args: BaseModel, settings: Settings | None) -> Response:
-        return await web.web_extract(**_fields(args), settings=settings)
+        fields = _fields(args)
+        ceiling = (settings or load_settings()).max_chars
+        # The operator's budget is a ceiling: a model may ask for less, never for more.
+        fields["max_chars"] = min(fields.get("max_chars") or ceiling, ceiling)
+        return await web.web_extract(**fields, settings=settings)
 
     return [
         ToolSpec("web_search", SEARCH_DESCRIPTION, web.SearchArgs, search, _hidden(web.SearchArgs)),
