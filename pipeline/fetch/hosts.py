@@ -44,6 +44,9 @@ class HostGate:
     def __len__(self) -> int:
         return len(self._hosts)
 
+    def __contains__(self, host: object) -> bool:
+        return host in self._hosts
+
     def _entry(self, host: str) -> _Host:
         entry = self._hosts.get(host)
         if entry is None:
