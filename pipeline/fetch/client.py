@@ -26,6 +26,7 @@ from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
+from pipeline.fetch.robots import RobotsCache
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
 from pipeline.settings import Settings
 
@@ -138,7 +139,7 @@ class HttpFetcher:
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
-        self._robots = None
+        self._robots: RobotsCache | None = None
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
@@ -157,8 +158,6 @@ class HttpFetcher:
             auto_decompress=True, trust_env=False, raise_for_status=False,
         )
         if self.robots_enabled:
-            from pipeline.fetch.robots import RobotsCache
-
             self._robots = RobotsCache(self)
         return self
 
@@ -227,6 +226,8 @@ class HttpFetcher:
             return
         except asyncio.TimeoutError:
             return
+        if answer.status == 429:
+            self._slow_down(answer)
         if not 200 <= answer.status < 300:
             return
         length = _content_length(answer.headers)
@@ -247,12 +248,19 @@ class HttpFetcher:
         error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
                            final_url=str(answer.url),
                            retryable=answer.status in RETRYABLE_STATUSES)
-        hint = parse_retry_after(answer.headers.get("Retry-After"),
-                                 cap=self.settings.retry_after_cap)
-        if answer.status == 429 or (hint is not None and answer.status == 503):
-            self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
+        hint = None
+        if answer.status == 429 or answer.status == 503:
+            hint = self._slow_down(answer)
         error.retry_after = hint  # type: ignore[attr-defined]  # read by the retry wait
         raise error
+
+    def _slow_down(self, answer: _Answer) -> float | None:
+        """Hold back the host of a 429 (or a 503 with Retry-After); return the hint."""
+        hint = parse_retry_after(answer.headers.get("Retry-After"),
+                                 cap=self.settings.retry_after_cap)
+        if answer.status == 429 or hint is not None:
+            self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
+        return hint
 
     async def exchange(self, method: str, url: URL, *, max_bytes: int) -> _Answer:
         """One request and its redirect chain; the body of a final 2xx GET, capped."""
