@@ -9,7 +9,8 @@ literal IP hosts are judged before a request and resolved names by the connector
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import aiohttp
@@ -21,7 +22,7 @@ from yarl import URL
 
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
-from pipeline.fetch.hosts import HostGate
+from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
@@ -193,7 +194,7 @@ class HttpFetcher:
         if self._robots is not None:
             await self._robots.check(target)
         if self.settings.head:
-            await self._head_guard(target)
+            await self._head_guard(target, call.deadline)
         budget = call.deadline - asyncio.get_running_loop().time()
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.retries + 1) | stop_before_delay(budget),
@@ -204,7 +205,7 @@ class HttpFetcher:
         async for attempt in retrying:
             with attempt:
                 call.attempts += 1
-                answer = await self._get(target)
+                answer = await self._get(target, call.deadline)
         assert answer.body is not None
         return FetchResult(
             url=raw, final_url=str(answer.url), status=answer.status,
@@ -212,12 +213,12 @@ class HttpFetcher:
             headers={k.lower(): v for k, v in answer.headers.items()}, attempts=call.attempts,
         )
 
-    async def _head_guard(self, target: URL) -> None:
+    async def _head_guard(self, target: URL, deadline: float) -> None:
         """Refuse early on what HEAD announces; any HEAD trouble just means "go on"."""
         s = self.settings
         try:
             answer = await asyncio.wait_for(
-                self.exchange("HEAD", target, max_bytes=0),
+                self.exchange("HEAD", target, max_bytes=0, deadline=deadline),
                 min(s.connect_timeout + s.read_timeout, s.timeout / 3),
             )
         except FetchError as exc:
@@ -241,8 +242,9 @@ class HttpFetcher:
             raise FetchError("unsupported_type", f"no handler for {media_type}",
                              final_url=str(url))
 
-    async def _get(self, target: URL) -> _Answer:
-        answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes)
+    async def _get(self, target: URL, deadline: float) -> _Answer:
+        answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes,
+                                     deadline=deadline)
         if 200 <= answer.status < 300:
             return answer
         error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
@@ -262,14 +264,18 @@ class HttpFetcher:
             self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
         return hint
 
-    async def exchange(self, method: str, url: URL, *, max_bytes: int) -> _Answer:
-        """One request and its redirect chain; the body of a final 2xx GET, capped."""
+    async def exchange(self, method: str, url: URL, *, max_bytes: int,
+                       deadline: float | None = None) -> _Answer:
+        """One request and its redirect chain; the body of a final 2xx GET, capped.
+
+        A host that asked us to wait past ``deadline`` (loop time) fails at once.
+        """
         s = self.settings
         seen = {str(url)}
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
             assert self._session is not None
-            async with self.gate.slot(_host_key(url)):
+            async with self._slot(url, deadline):
                 try:
                     response = await asyncio.wait_for(
                         self._session.request(method, url, allow_redirects=False),
@@ -295,6 +301,16 @@ class HttpFetcher:
             seen.add(str(next_url))
             url = next_url
         raise AssertionError("unreachable: the loop returns or raises")
+
+    @asynccontextmanager
+    async def _slot(self, url: URL, deadline: float | None) -> AsyncIterator[None]:
+        try:
+            async with self.gate.slot(_host_key(url), deadline):
+                yield
+        except HostThrottled as exc:
+            raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s pause "
+                                            "(429/Retry-After) beyond this URL's deadline",
+                             status=429, retryable=True, final_url=str(url)) from None
 
     async def _final(self, response: aiohttp.ClientResponse, method: str, url: URL,
                      max_bytes: int) -> _Answer:

@@ -21,6 +21,15 @@ def _limiter(rate: float) -> AsyncLimiter:
     return AsyncLimiter(burst, burst / rate)
 
 
+class HostThrottled(Exception):
+    """The host asked for a pause (429/Retry-After) that ends after the caller's deadline."""
+
+    def __init__(self, host: str, wait: float) -> None:
+        super().__init__(f"{host} throttled for {wait:.1f} s")
+        self.host = host
+        self.wait = wait
+
+
 class _Host:
     __slots__ = ("interval", "limiter", "not_before", "semaphore", "users")
 
@@ -70,14 +79,20 @@ class HostGate:
                     return
 
     @asynccontextmanager
-    async def slot(self, host: str) -> AsyncIterator[None]:
-        """Wait for a concurrency slot, any slow-down, and the rate limiter of ``host``."""
+    async def slot(self, host: str, deadline: float | None = None) -> AsyncIterator[None]:
+        """Wait for a concurrency slot, any slow-down, and the rate limiter of ``host``.
+
+        Raise :class:`HostThrottled` rather than wait for a slow-down ending after
+        ``deadline`` (loop time).
+        """
         entry = self._entry(host)
         entry.users += 1
         loop = asyncio.get_running_loop()
         try:
             async with entry.semaphore:
                 while (delay := entry.not_before - loop.time()) > 0:
+                    if deadline is not None and entry.not_before > deadline:
+                        raise HostThrottled(host, delay)
                     await asyncio.sleep(delay)
                 await entry.limiter.acquire()
                 yield

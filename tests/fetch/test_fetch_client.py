@@ -323,14 +323,19 @@ async def test_429_retry_after_is_honoured(make_settings, app_server, hint):
     assert arrivals[1] - arrivals[0] >= 0.95
 
 
-async def test_retry_after_beyond_deadline_fails_fast_with_status(make_settings, app_server):
+@pytest.mark.parametrize("head", [False, True])
+async def test_retry_after_beyond_deadline_fails_fast_with_status(make_settings, app_server, head):
     app, seen = counting_app(lambda request: _status(429, {"Retry-After": "3600"}))
-    async with app_server(app) as base, \
-            HttpFetcher(make_settings(timeout=1.0, retry_after_cap=3600)) as client:
+    settings = make_settings(timeout=1.0, retry_after_cap=3600, head=head)
+    async with app_server(app) as base, HttpFetcher(settings) as client:
         with pytest.raises(FetchError) as info:
             await client.fetch(base + "/")
+        with pytest.raises(FetchError) as following:
+            await client.fetch(base + "/next")  # the host's pause applies to it as well
     assert (info.value.kind, info.value.status) == ("http_status", 429)
-    assert seen["GET"] == 1
+    assert (following.value.kind, following.value.status) == ("http_status", 429)
+    # Without HEAD the first GET met the 429; with HEAD, the HEAD's 429 spared the GET.
+    assert seen == ({"HEAD": 1} if head else {"GET": 1})
 
 
 async def test_429_slows_the_host_for_following_requests(make_settings, app_server):

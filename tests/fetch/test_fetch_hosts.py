@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from pipeline.fetch.hosts import HostGate
+import pytest
+
+from pipeline.fetch.hosts import HostGate, HostThrottled
 
 
 async def test_per_host_concurrency_is_bounded():
@@ -69,3 +71,13 @@ async def test_busy_and_throttled_hosts_are_kept():
         for n in range(10):
             await _enter(gate, f"other{n}")
         assert "busy" in gate and "throttled" in gate
+
+
+async def test_pause_beyond_the_deadline_fails_at_once():
+    gate = HostGate(per_host=1, rate=1000)
+    gate.slow_down("h", 60)
+    deadline = asyncio.get_running_loop().time() + 1
+    with pytest.raises(HostThrottled) as info:
+        async with gate.slot("h", deadline):
+            pass
+    assert info.value.wait > 59
