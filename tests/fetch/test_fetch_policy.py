@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.errors import PipelineError
 from pipeline.fetch import NetworkPolicy
@@ -74,3 +78,37 @@ def test_invalid_cidr_is_a_config_error():
     with pytest.raises(PipelineError) as info:
         NetworkPolicy(["10.0.0.0/33"])
     assert info.value.kind == "config"
+
+
+_ipv4 = st.integers(0, 2**32 - 1).map(ipaddress.IPv4Address)
+_ipv6 = st.integers(0, 2**128 - 1).map(ipaddress.IPv6Address)
+_REFUSED_V4 = [ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4")]
+
+
+@given(st.sampled_from(_REFUSED_V4).flatmap(
+    lambda net: st.integers(0, net.num_addresses - 1).map(lambda n: net[n])))
+def test_every_address_of_a_refused_range_is_refused(address):
+    assert NetworkPolicy().refusal(address) is not None
+
+
+@given(_ipv4)
+def test_ipv4_mapped_form_is_judged_like_the_ipv4(address):
+    mapped = ipaddress.IPv6Address(f"::ffff:{address}")
+    policy = NetworkPolicy()
+    assert policy.refusal(mapped) == policy.refusal(address)
+
+
+@given(_ipv4, st.sampled_from(["64:ff9b::{}", "2002:{}::"]))
+def test_ipv4_embedded_in_ipv6_is_refused_by_default(address, template):
+    packed = address.packed.hex()
+    embedded = template.format(f"{packed[:4]}:{packed[4:]}")
+    assert NetworkPolicy().refusal(embedded) is not None
+
+
+@given(st.one_of(_ipv4, _ipv6))
+def test_with_everything_open_only_metadata_stays_refused(address):
+    policy = NetworkPolicy(["0.0.0.0/0", "::/0"], allow_private=True)
+    reason = policy.refusal(address)
+    assert reason is None or "metadata" in reason
