@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from aiohttp import web  # noqa: E402
+from aiohttp import web
 
-from pipeline.fetch import FetchError, HttpFetcher  # noqa: E402
-from pipeline.settings import Settings  # noqa: E402
+from pipeline.fetch import FetchError, HttpFetcher
+from pipeline.settings import Settings
 
 PAGE = b"<html><head><title>t</title></head><body>" + b"<p>lorem ipsum</p>" * 500 + b"</body>"
 

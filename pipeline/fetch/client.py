@@ -124,18 +124,19 @@ class HttpFetcher:
     """Fetch URLs over HTTP(S) within the limits of ``settings`` (see the Fetcher port).
 
     ``early_reject(media_type)`` says a media type is not worth downloading (a HEAD or GET
-    announcing it ends as ``unsupported_type``); the default refuses images, audio, video,
-    fonts and archives. ``resolver`` replaces the system DNS resolver (tests); its answers
-    are still judged by the safety policy.
+    announcing it ends as ``unsupported_type``); None means the default,
+    :func:`~pipeline.fetch.media.is_binary_media_type` (images, audio, video, fonts,
+    archives); pass ``lambda _: False`` to download everything. ``resolver`` replaces the
+    system DNS resolver (tests); its answers are still judged by the safety policy.
     """
 
     def __init__(self, settings: Settings | None = None, *,
-                 early_reject: Callable[[str], bool] | None = is_binary_media_type,
+                 early_reject: Callable[[str], bool] | None = None,
                  robots: bool | None = None,
                  resolver: AbstractResolver | None = None) -> None:
         self.settings = settings or Settings()
         self.policy = NetworkPolicy.from_settings(self.settings)
-        self.early_reject = early_reject
+        self.early_reject = early_reject or is_binary_media_type
         self.gate = HostGate(self.settings.per_host, self.settings.rate)
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver
@@ -238,7 +239,7 @@ class HttpFetcher:
         self._reject_media_type(answer.media_type, answer.url)
 
     def _reject_media_type(self, media_type: str | None, url: URL) -> None:
-        if media_type and self.early_reject is not None and self.early_reject(media_type):
+        if media_type and self.early_reject(media_type):
             raise FetchError("unsupported_type", f"no handler for {media_type}",
                              final_url=str(url))
 

@@ -360,3 +360,18 @@ async def test_fetcher_outside_context_is_a_fetch_error():
     with pytest.raises(FetchError) as info:
         await HttpFetcher().fetch("http://example.com/")
     assert info.value.kind == "network"
+
+
+async def test_binary_get_without_head_is_refused_before_reading(make_settings, app_server):
+    async def video(request):
+        return web.Response(body=b"\0" * 1000, content_type="video/mp4")
+
+    app, seen = counting_app(video)
+    async with app_server(app) as base, HttpFetcher(make_settings(head=False)) as client:
+        with pytest.raises(FetchError) as info:
+            await client.fetch(base + "/clip")
+        everything = HttpFetcher(make_settings(head=False), early_reject=lambda _: False)
+        async with everything:
+            result = await everything.fetch(base + "/clip")
+    assert info.value.kind == "unsupported_type" and result.media_type == "video/mp4"
+    assert seen == {"GET": 2}
