@@ -251,10 +251,8 @@ class HttpFetcher:
         error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
                            final_url=str(answer.url),
                            retryable=answer.status in RETRYABLE_STATUSES)
-        hint = None
-        if answer.status == 429 or answer.status == 503:
-            hint = self._slow_down(answer)
-        error.retry_after = hint  # type: ignore[attr-defined]  # read by the retry wait
+        if answer.status in (429, 503):
+            error.retry_after = self._slow_down(answer)
         raise error
 
     def _slow_down(self, answer: _Answer) -> float | None:
