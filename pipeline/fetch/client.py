@@ -141,14 +141,16 @@ class HttpFetcher:
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
+        self._policy_resolver: PolicyResolver | None = None
         self._robots: RobotsCache | None = None
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
+        self._policy_resolver = PolicyResolver(self.policy, self._resolver,
+                                               timeout=s.connect_timeout)
         connector = aiohttp.TCPConnector(
             limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
-            ttl_dns_cache=60,
-            resolver=PolicyResolver(self.policy, self._resolver, timeout=s.connect_timeout),
+            ttl_dns_cache=60, resolver=self._policy_resolver,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -167,6 +169,9 @@ class HttpFetcher:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._policy_resolver is not None:  # a resolver passed in is not closed by aiohttp
+            await self._policy_resolver.close()
+            self._policy_resolver = None
 
     async def fetch(self, url: str) -> FetchResult:
         """Fetch one URL; raise only :class:`FetchError`, never later than the deadline."""
