@@ -70,13 +70,14 @@ class HostGate:
         excess = len(self._hosts) - self.max_hosts
         if excess <= 0:
             return
-        for host in list(self._hosts):  # oldest first; busy or throttled entries are kept
-            entry = self._hosts[host]
+        victims: list[str] = []
+        for host, entry in self._hosts.items():  # oldest first; busy or throttled ones stay
             if entry.users == 0 and entry.not_before <= now:
-                del self._hosts[host]
-                excess -= 1
-                if excess <= 0:
-                    return
+                victims.append(host)
+                if len(victims) == excess:
+                    break
+        for host in victims:
+            del self._hosts[host]
 
     @asynccontextmanager
     async def slot(self, host: str, deadline: float | None = None) -> AsyncIterator[None]:
