@@ -375,3 +375,17 @@ async def test_binary_get_without_head_is_refused_before_reading(make_settings, 
             result = await everything.fetch(base + "/clip")
     assert info.value.kind == "unsupported_type" and result.media_type == "video/mp4"
     assert seen == {"GET": 2}
+
+
+async def test_endless_body_ends_as_too_large(fetcher, app_server):
+    async def endless(request):
+        response = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await response.prepare(request)
+        while True:
+            await response.write(b"e" * 8192)
+
+    app, _ = counting_app(endless)
+    async with app_server(app) as base:
+        with pytest.raises(FetchError) as info:
+            await fetcher.fetch(base + "/")
+    assert info.value.kind == "too_large"
