@@ -15,17 +15,17 @@ from dataclasses import dataclass
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
-from aiohttp.http_exceptions import HttpProcessingError
 from multidict import CIMultiDictProxy
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, stop_before_delay
 from yarl import URL
 
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
+from pipeline.fetch.failures import classify
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
+from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
 from pipeline.fetch.robots import RobotsCache
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
@@ -66,54 +66,6 @@ def _host_key(url: URL) -> str:
 def _content_length(headers: Mapping[str, str]) -> int | None:
     value = headers.get("Content-Length", "").strip()
     return int(value) if value.isdigit() and len(value) < 20 else None
-
-
-def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    seen = 0
-    current: BaseException | None = exc
-    while current is not None and seen < 10:
-        if isinstance(current, kind):
-            return current
-        current = current.__cause__ or current.__context__
-        seen += 1
-    return None
-
-
-def classify(exc: BaseException, url: URL, read_timeout: float) -> FetchError:
-    """Turn any failure of one request into a short, sanitised :class:`FetchError`."""
-    host = url.raw_host
-    if isinstance(exc, FetchError):
-        return exc
-    if isinstance(exc, PipelineError):
-        return FetchError(exc.kind, exc.message, retryable=exc.retryable)
-    blocked = _cause(exc, AddressBlocked)
-    if isinstance(blocked, AddressBlocked):
-        return FetchError("blocked", f"{blocked.reason} refused (host {host})")
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return FetchError("network", f"DNS lookup failed for {host}")
-    if isinstance(exc, aiohttp.ClientSSLError | aiohttp.ServerFingerprintMismatch):
-        return FetchError("network", f"TLS error with {host}: {type(exc).__name__}")
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return FetchError("timeout", f"connect to {host} timed out", retryable=True)
-    if isinstance(exc, aiohttp.ServerTimeoutError):
-        return FetchError("timeout", f"no data from {host} for {read_timeout:g} s",
-                          retryable=True)
-    if isinstance(exc, asyncio.TimeoutError):
-        return FetchError("timeout", f"response headers from {host} too slow", retryable=True)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        reason = exc.strerror or type(exc.os_error).__name__
-        return FetchError("network", f"cannot connect to {host}: {reason}", retryable=True)
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return FetchError("network", f"{host} closed the connection without a complete answer",
-                          retryable=True)
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return FetchError("network", f"broken response body from {host} (truncated or bad "
-                                     "transfer/content encoding)", retryable=True)
-    if isinstance(exc, HttpProcessingError | aiohttp.ClientResponseError):
-        return FetchError("network", f"malformed HTTP response from {host}")
-    if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
-        return FetchError("network", f"connection to {host} failed", retryable=True)
-    return FetchError("network", f"request to {host} failed: {type(exc).__name__}")
 
 
 def _is_transient(exc: BaseException) -> bool:
