@@ -389,3 +389,21 @@ async def test_endless_body_ends_as_too_large(fetcher, app_server):
         with pytest.raises(FetchError) as info:
             await fetcher.fetch(base + "/")
     assert info.value.kind == "too_large"
+
+
+async def test_body_drip_faster_than_read_timeout_still_ends_at_the_deadline(
+        make_settings, raw_server):
+    async def drip(reader, writer):
+        await read_head(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")
+        for _ in range(1000):
+            writer.write(b"1\r\na\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    async with raw_server(drip) as base, \
+            HttpFetcher(make_settings(timeout=1.0, head=False)) as client:
+        with pytest.raises(FetchError) as info:
+            await client.fetch(base + "/")
+    assert info.value.kind == "timeout" and "1 s" in info.value.message

@@ -118,3 +118,17 @@ def test_valid_urls_keep_scheme_and_host(scheme, host, path):
     parsed = URL(url)
     assert (parsed.scheme, parsed.raw_host) == (scheme.lower(), host)
     assert normalize_url(url) == url
+
+
+@given(st.sampled_from(["http://", "https://", "HTTP://", "http:/", "http:\\\\"]),
+       st.text(max_size=200))
+def test_url_like_text_is_normalised_or_refused(prefix, rest):
+    try:
+        url = normalize_url(prefix + rest)
+    except PipelineError as exc:
+        assert exc.kind in ("invalid_url", "blocked") and exc.message.isprintable()
+        return
+    parsed = URL(url)
+    assert parsed.scheme in ("http", "https") and parsed.raw_host
+    assert parsed.raw_host.isascii() and not parsed.user and not parsed.fragment
+    assert normalize_url(url) == url
