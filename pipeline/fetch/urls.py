@@ -131,7 +131,8 @@ def parse_url(raw: str) -> URL:
         if not url.raw_host:
             raise _invalid("URL has no host")
         url = _canonical_host(url)
-        url.port  # noqa: B018 - yarl validates the port lazily
+        if not url.port:  # also makes yarl validate the port, which it does lazily
+            raise _invalid("invalid port")
         url = url.with_user(None).with_fragment(None)
         text = str(url)
         if not str(url.with_query(None)).endswith("/") and url.raw_path == "/":

@@ -47,6 +47,7 @@ def test_normalisation(raw, expected):
     ("http://exa mple.com/", "invalid_url"),
     ("http://a..b/", "invalid_url"),
     ("http://example.com:99999/", "invalid_url"),
+    ("http://example.com:0/", "invalid_url"),
     ("http://ex\x00ample.com/", "invalid_url"),
     ("http://evil.com\\@good.com/", "invalid_url"),
     ("http://1.2.3.4.5/", "invalid_url"),
