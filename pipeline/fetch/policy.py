@@ -107,8 +107,6 @@ class NetworkPolicy:
             return "not an IP address"
         if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id:
             ip = ipaddress.IPv6Address(int(ip))  # a zone index does not change the judgement
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped  # the very same endpoint: judge it as IPv4
         inner = embedded_ipv4(ip)
         if _in(ip, METADATA_NETWORKS) or (inner is not None and _in(inner, METADATA_NETWORKS)):
             return "cloud metadata address"
