@@ -18,6 +18,7 @@ from handlers.registry import (
 )
 
 BUILTIN_HANDLERS: tuple[str, ...] = (
+    "handlers.html:HTML_HANDLER",
 )
 
 

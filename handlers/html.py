@@ -1,0 +1,113 @@
+"""The default HTML handler: main content as markdown or text, plus page metadata.
+
+One lxml parse. Metadata and challenge signals are read first; then the tree is cleaned
+(hidden and active content out), the main content is found by our own scoring
+(:mod:`handlers.html_extract`), trimmed of header and end-of-article boilerplate
+(:mod:`handlers.html_boilerplate`), and rendered (:mod:`handlers.html_render`). A short result
+falls back to landmark containers, then to the whole body.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+from lxml import etree
+
+from handlers.decode import decode_body
+from handlers.html_boilerplate import trim_content
+from handlers.html_clean import clean_tree
+from handlers.html_extract import best_candidate, remove_unlikely, text_length
+from handlers.html_metadata import extract_metadata
+from handlers.html_render import render
+from handlers.html_signals import challenge_reason, raw_signals
+from handlers.registry import HandlerContext
+from pipeline.errors import PipelineError
+from pipeline.models import Document
+
+_SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
+                    re.IGNORECASE | re.DOTALL)
+_LANDMARKS = ("article", "main", "[role=main]", ".post-content", ".entry-content", ".content")
+MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
+_SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
+
+
+def parse(text: str) -> etree._Element:
+    # Re-encoded as UTF-8 bytes: lxml refuses str input that carries an XML declaration.
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+    root = lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
+    return root
+
+
+def _landmark(root: etree._Element) -> etree._Element | None:
+    best, best_len = None, 0
+    for selector in _LANDMARKS:
+        for element in root.cssselect(selector) if selector[0] in ".[" else root.iter(selector):
+            length = text_length(element)
+            if length > best_len:
+                best, best_len = element, length
+        if best_len >= MIN_CHARS:
+            return best
+    return best
+
+
+class HTMLHandler:
+    """HTML and XHTML pages → main content (markdown or text) with metadata."""
+
+    name = "html"
+    media_types = ("text/html", "application/xhtml+xml")
+
+    def sniff(self, head: bytes) -> bool:
+        return bool(_SNIFF.match(head.lstrip(b"\xef\xbb\xbf")[:1024]))
+
+    def handle(self, body: bytes, ctx: HandlerContext) -> Document:
+        text = decode_body(body, ctx.charset, html=True)
+        if not text.strip():
+            raise PipelineError("empty", "the page is empty")
+        try:
+            root = parse(text)
+        except (etree.ParserError, ValueError) as exc:
+            raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
+        title, metadata = extract_metadata(root, ctx.base_url)
+        signals = raw_signals(root)
+        hidden = clean_tree(root)
+        page = root.find("body")
+        page = root if page is None else page
+        visible = " ".join(page.text_content().split())
+        reason = challenge_reason(signals, visible)
+        if reason:
+            raise PipelineError("challenge", reason)
+
+        markdown = ctx.format == "markdown"
+        remove_unlikely(root)
+        main = best_candidate(page)
+        content = ""
+        if main is not None:
+            trim_content(main, title, metadata.get("byline"))
+            content = render(main, markdown=markdown, base_url=ctx.base_url)
+        if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
+            content = self._fallback(root, text, content, markdown, ctx.base_url)
+        if not content.strip():
+            raise PipelineError("empty", "no extractable text on the page")
+        if hidden:
+            metadata["hidden_removed"] = hidden
+        return Document(title=title, content=content, format=ctx.format, metadata=metadata)
+
+    def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
+                  base_url: str) -> str:
+        landmark = _landmark(root)
+        if landmark is not None:
+            candidate = render(landmark, markdown=markdown, base_url=base_url)
+            if len(candidate) > len(content):
+                content = candidate
+        if len(content) >= MIN_CHARS:
+            return content
+        fresh = parse(text)  # the unlikely-named containers are gone from ``root``
+        clean_tree(fresh)
+        page = fresh.find("body")
+        candidate = render(fresh if page is None else page, markdown=markdown,
+                           base_url=base_url)
+        return candidate if len(candidate) > len(content) else content
+
+
+HTML_HANDLER = HTMLHandler()

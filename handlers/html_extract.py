@@ -1,0 +1,182 @@
+"""Main-content detection on a cleaned lxml tree: our own readability-style scoring.
+
+One parse, one scoring pass: every paragraph-like block gives points (length, commas) to its
+parent and, decaying, to its ancestors; class/id names nudge the score; link density scales
+it down. The best node wins, with sibling blocks that look like part of the same article.
+Inside the winner, boilerplate (share widgets, related links, credits, bylines) is removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from lxml import etree
+
+from handlers.html_clean import drop
+from handlers.html_tags import BLOCK_TAGS
+
+# Containers that are boilerplate by name, unless the name also says "this is the article".
+_UNLIKELY = re.compile(
+    r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscri|promo|"
+    r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
+    r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
+    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular",
+    re.IGNORECASE,
+)
+_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow",
+                    re.IGNORECASE)
+_POSITIVE = re.compile(
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    r"hidden|^hid$|hid$|hid\s|banner|combx|comment|com-|contact|foot|footer|footnote|"
+    r"masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|"
+    r"sponsor|shopping|tags|tool|widget|byline|author|caption|credit|social|newsletter",
+    re.IGNORECASE,
+)
+_LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
+_SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
+
+
+def names(element: etree._Element) -> str:
+    return f"{element.get('class') or ''} {element.get('id') or ''}"
+
+
+def class_weight(element: etree._Element) -> int:
+    text = names(element)
+    if not text.strip():
+        return 0
+    weight = 0
+    if _NEGATIVE.search(text):
+        weight -= 25
+    if _POSITIVE.search(text):
+        weight += 25
+    return weight
+
+
+def text_length(element: etree._Element) -> int:
+    return len(" ".join(element.text_content().split()))
+
+
+def link_density(element: etree._Element) -> float:
+    total = text_length(element)
+    if not total:
+        return 0.0
+    linked = sum(text_length(a) for a in element.iter("a"))
+    return linked / total
+
+
+def remove_unlikely(root: etree._Element) -> None:
+    """Drop navigation landmarks and containers named like boilerplate.
+
+    A named container holding most of the page's text is a layout wrapper misnamed (a
+    "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
+    """
+    total = max(text_length(root), 1)
+    doomed = []
+    for element in root.iter():
+        tag = element.tag
+        if not isinstance(tag, str) or tag in ("html", "body", "article", "main", "a"):
+            continue
+        if tag in _LANDMARK_TAGS or element.get("role") in ("navigation", "complementary",
+                                                           "contentinfo", "banner"):
+            doomed.append(element)
+            continue
+        text = names(element)
+        if text.strip() and _UNLIKELY.search(text) and not _MAYBE.search(text):
+            doomed.append(element)
+    for element in doomed:
+        if element.tag not in _LANDMARK_TAGS and text_length(element) > total / 2:
+            continue
+        drop(element)
+
+
+def _own_text(element: etree._Element) -> str:
+    """The text of ``element`` outside its block-level children."""
+    parts = [element.text or ""]
+    for child in element:
+        if child.tag in BLOCK_TAGS:
+            parts.append(child.tail or "")
+        else:
+            parts.append(child.text_content() if isinstance(child.tag, str) else "")
+            parts.append(child.tail or "")
+    return " ".join(" ".join(parts).split())
+
+
+def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, bool]]:
+    """Paragraph-like nodes with their text, and whether they score themselves (a div whose
+    loose text is a paragraph) or only their ancestors (a real ``<p>``)."""
+    for element in root.iter():
+        tag = element.tag
+        if tag in _SCORED:
+            yield element, " ".join(element.text_content().split()), False
+        elif tag in ("div", "section", "article", "span", "font", "center"):
+            text = _own_text(element)
+            if text:
+                yield element, text, True
+
+
+_TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 3,
+              "blockquote": 3, "form": -3, "ol": -3, "ul": -3, "dl": -3, "li": -3,
+              "th": -5, "h1": -5, "h2": -5, "h3": -5}
+
+
+def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
+    scores: dict[etree._Element, float] = {}
+    for paragraph, text, scores_itself in _paragraphs(root):
+        if len(text) < 25:
+            continue
+        points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
+        node, level = (paragraph if scores_itself else paragraph.getparent()), 0
+        while node is not None and level < 3:
+            if node not in scores:
+                scores[node] = _TAG_BONUS.get(node.tag, 0) + class_weight(node)
+            scores[node] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
+            node, level = node.getparent(), level + 1
+    return {node: score * (1 - link_density(node)) for node, score in scores.items()}
+
+
+def best_candidate(root: etree._Element) -> etree._Element | None:
+    scores = score_candidates(root)
+    if not scores:
+        return None
+    top = max(scores, key=scores.__getitem__)
+    # Climb while the parent scores nearly as well: the article is split over siblings.
+    parent = top.getparent()
+    while parent is not None and parent.tag not in ("body", "html"):
+        if scores.get(parent, 0) >= scores[top] * 0.85:
+            top = parent
+            parent = top.getparent()
+        else:
+            break
+    return _with_siblings(top, scores)
+
+
+def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:
+    parent = top.getparent()
+    if parent is None:
+        return top
+    threshold = max(10.0, scores[top] * 0.2)
+    keep = []
+    for sibling in parent:
+        if sibling is top:
+            keep.append(sibling)
+            continue
+        if scores.get(sibling, -1) >= threshold:
+            keep.append(sibling)
+        elif sibling.tag == "p":
+            length = text_length(sibling)
+            density = link_density(sibling)
+            text = sibling.text_content()
+            if (length > 80 and density < 0.25) or (
+                0 < length <= 80 and density == 0 and re.search(r"\.( |$)", text)
+            ):
+                keep.append(sibling)
+    if len(keep) == 1:
+        return top
+    wrapper = etree.Element("div")
+    for element in keep:
+        wrapper.append(element)  # moves: the page tree is ours to consume
+    return wrapper

@@ -1,0 +1,169 @@
+import pickle
+
+import pytest
+
+from handlers import default_registry
+from handlers.html import HTML_HANDLER
+from handlers.registry import HandlerContext
+from pipeline.errors import PipelineError
+
+PARA = (
+    "This paragraph is the body of the article, long enough to be scored as real content, "
+    "with commas, clauses, and a few more words to make it count. "
+)
+
+
+def page(body: str, head: str = "<title>Big News Today - Example Site</title>") -> bytes:
+    return f"<!doctype html><html lang='en'><head>{head}</head><body>{body}</body></html>".encode()
+
+
+def article(inner: str) -> str:
+    return (
+        "<nav><a href='/'>Home</a><a href='/news'>News</a></nav>"
+        f"<article>{inner}</article>"
+        "<footer>Copyright Example Site. All rights reserved.</footer>"
+    )
+
+
+def run(body: bytes, fmt: str = "text", url: str = "https://example.org/a/b.html"):
+    return HTML_HANDLER.handle(body, HandlerContext(url=url, format=fmt))
+
+
+def test_registered_and_sniffed():
+    registry = default_registry()
+    assert registry.select("text/html", b"<html>") is HTML_HANDLER
+    assert registry.select("application/xhtml+xml", b"<html>") is HTML_HANDLER
+    assert registry.select(None, b"  <!DOCTYPE html><html>") is HTML_HANDLER
+    assert HTML_HANDLER.sniff(b"<!-- hi --><head><title>x</title>")
+    assert not HTML_HANDLER.sniff(b'{"html": 1}')
+    assert pickle.loads(pickle.dumps(HTML_HANDLER)).name == "html"
+
+
+def test_main_content_without_navigation():
+    doc = run(page(article(f"<p>{PARA}</p><p>{PARA}</p>")))
+    assert "body of the article" in doc.content
+    assert "Home" not in doc.content
+    assert "rights reserved" not in doc.content
+    assert doc.format == "text"
+
+
+def test_title_cleaned_and_metadata():
+    head = (
+        "<title>Big News Today | Example Site</title>"
+        "<meta property='og:site_name' content='Example Site'>"
+        "<meta name='author' content='Jane Doe'>"
+        "<meta name='description' content='What happened.'>"
+        "<link rel='canonical' href='/a/canon'>"
+        "<meta property='article:published_time' content='2024-01-02T03:04:05Z'>"
+    )
+    doc = run(page(article(f"<p>{PARA}</p>"), head))
+    assert doc.title == "Big News Today"
+    assert doc.metadata["byline"] == "Jane Doe"
+    assert doc.metadata["site_name"] == "Example Site"
+    assert doc.metadata["canonical_url"] == "https://example.org/a/canon"
+    assert doc.metadata["published"] == "2024-01-02T03:04:05Z"
+    assert doc.metadata["lang"] == "en"
+
+
+def test_hidden_elements_are_dropped_and_counted():
+    body = article(
+        f"<p>{PARA}</p><p hidden>secret one</p><div aria-hidden='true'>secret two</div>"
+        f"<p style='color:red; display: none'>secret three</p><p>{PARA}</p>"
+    )
+    doc = run(page(body))
+    assert "secret" not in doc.content
+    assert doc.metadata["hidden_removed"] == 3
+
+
+def test_javascript_links_and_handlers_keep_their_text():
+    body = article(
+        f"<p>{PARA} <a href='javascript:alert(1)' onclick='evil()'>click text</a> "
+        f"and <a href='/rel/page'>relative link</a>.</p><p>{PARA}</p>"
+    )
+    doc = run(page(body), "markdown")
+    assert "click text" in doc.content
+    assert "javascript:" not in doc.content
+    assert "evil" not in doc.content
+    assert "[relative link](https://example.org/rel/page)" in doc.content
+
+
+def test_markdown_structure():
+    body = article(
+        f"<h2>Section</h2><p>{PARA} <em>stress</em> and <strong>bold</strong>.</p>"
+        "<ul><li>first item</li><li>second item</li></ul>"
+        "<blockquote>quoted words here</blockquote>"
+        "<pre><code class='language-python'>print('hi')</code></pre>"
+        "<img src='data:image/png;base64,AAAA' alt='a chart'>"
+        "<img src='/pics/x.png' alt='photo'>"
+        "<table><tr><th>Name</th><th>Score</th></tr><tr><td>Ann</td><td>9</td></tr></table>"
+    )
+    doc = run(page(body), "markdown")
+    assert "## Section" in doc.content
+    assert "*stress*" in doc.content and "**bold**" in doc.content
+    assert "- first item\n\n- second item" in doc.content or "- first item\n- second item" in (
+        doc.content
+    )
+    assert "> quoted words here" in doc.content
+    assert "```python\nprint('hi')\n```" in doc.content
+    assert "[image: a chart]" in doc.content and "base64" not in doc.content
+    assert "![photo](https://example.org/pics/x.png)" in doc.content
+    assert "| Name | Score |\n| --- | --- |\n| Ann | 9 |" in doc.content
+
+
+def test_text_format_is_clean():
+    body = article(f"<h2>Section</h2><p>{PARA} <em>stress</em></p><ul><li>item</li></ul>")
+    doc = run(page(body), "text")
+    assert "#" not in doc.content and "*" not in doc.content
+    assert "stress" in doc.content and "item" in doc.content
+
+
+def test_empty_page_is_empty_error():
+    for body in (b"", b"   ", page(""), page("<div><script>var a=1;</script></div>")):
+        with pytest.raises(PipelineError) as info:
+            run(body)
+        assert info.value.kind == "empty"
+
+
+@pytest.mark.parametrize(
+    ("title", "body"),
+    [
+        ("Just a moment...", "<div id='cf-wrapper'><h1>Checking your browser before accessing "
+                             "the site.</h1><form id='challenge-form'></form></div>"),
+        ("Attention Required!", "<p>Please complete the security check to access.</p>"),
+        ("Access Denied", "<h1>Access Denied</h1><p>You don't have permission.</p>"),
+        ("Robot check", "<p>Are you a robot?</p><div class='g-recaptcha'></div>"),
+    ],
+)
+def test_bot_challenges(title, body):
+    with pytest.raises(PipelineError) as info:
+        run(page(body, f"<title>{title}</title>"))
+    assert info.value.kind == "challenge"
+    assert "challenge" in info.value.message
+
+
+def test_javascript_app_shell():
+    shell = page(
+        "<noscript>You need to enable JavaScript to run this app.</noscript>"
+        "<div id='root'></div><script src='/static/main.js'></script>",
+        "<title>App</title>",
+    )
+    with pytest.raises(PipelineError) as info:
+        run(shell)
+    assert info.value.kind == "challenge"
+    assert "JavaScript" in info.value.message
+
+
+def test_article_mentioning_captcha_is_not_a_challenge():
+    text = "Researchers studied how captcha systems and bot detection work. " * 40
+    doc = run(page(article(f"<p>{text}</p>"), "<title>Just a moment of science</title>"))
+    assert "captcha" in doc.content
+
+
+def test_utf16_with_bom_and_meta_charset():
+    html = "<html><head><title>Café</title></head><body><article><p>" + PARA + "é</p></article>"
+    doc = run(b"\xff\xfe" + html.encode("utf-16-le"))
+    assert doc.content.endswith("é")
+    latin = ("<html><head><meta charset='iso-8859-1'></head><body><article><p>" + PARA
+             + "ação\x00</p></article></body></html>").encode("latin-1")
+    doc = run(latin)
+    assert "ação" in doc.content and "\x00" not in doc.content
