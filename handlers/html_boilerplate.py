@@ -1,9 +1,134 @@
-"""Trim the chosen main-content node: header block, credits, end-of-article boilerplate."""
+"""Trim the chosen main-content node: header block, captions and credits, page furniture.
+
+What the body of an article does not include: its headline, byline and dateline (reported
+as metadata instead), image captions, photo credits and gallery counters, and the widgets
+pages put inside the article container — share bars, "related" link lists, ad labels.
+"""
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
+
+from handlers.html_clean import drop
+from handlers.html_extract import class_weight, link_density, names, text_length
+
+_FURNITURE_NAMES = re.compile(
+    r"caption|credit|byline|dateline|author|timestamp|published|updated|posted|share|"
+    r"social|related|recommend|tags|subscribe|newsletter|promo|advert|sponsor|gallery-count|"
+    r"\bmeta\b|entry-meta|post-meta|article-meta|kicker|breadcrumb|read-more|more-link",
+    re.IGNORECASE,
+)
+_CREDIT = re.compile(
+    r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
+    r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
+    re.IGNORECASE,
+)
+_COUNTER = re.compile(r"^\W*(?:image|photo|slide|picture)?\s*\d+\s*(?:of|/)\s*\d+\W*$",
+                      re.IGNORECASE)
+_LABEL_WORDS = frozenset(w.strip().lower() for w in (
+    "advertisement", "advert", "ad", "sponsored", "sponsored content", "caption", "close",
+    "video", "share", "share this", "share this article", "tags", "comments", "expand",
+    "enlarge this image", "toggle caption", "hide caption", "back to gallery", "text size",
+    "print", "email", "read more", "continue reading", "see more", "skip ad",
+))
+_DATE = re.compile(
+    r"\b(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|"
+    r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+    r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
+    re.IGNORECASE,
+)
+_CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
+               "header", "footer")
+_LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
+_HEADER_SCAN = 12  # blocks looked at before the first real paragraph
+_PARAGRAPH_CHARS = 120
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _removable_by_name(element: etree._Element) -> bool:
+    label = names(element)
+    return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label)) and (
+        text_length(element) < 300 or link_density(element) > 0.5
+    )
+
+
+def _is_furniture_text(text: str) -> bool:
+    short = _squash(text).strip(" :|·•-–—")
+    if not short:
+        return False
+    return short in _LABEL_WORDS or (len(short) < 200 and bool(
+        _CREDIT.match(short) or _COUNTER.match(short)))
+
+
+def _link_block(element: etree._Element) -> bool:
+    """A block of links (related stories, tag lists) rather than prose."""
+    if element.tag not in _CONTAINERS or element.tag == "span":
+        return False
+    length = text_length(element)
+    if not length:
+        return False
+    density = link_density(element)
+    weight = class_weight(element)
+    return density > 0.5 or (weight < 0 and density > 0.25 and length < 1000)
+
+
+def _strip_header(main: etree._Element, title: str | None, byline: str | None) -> None:
+    """Drop headline, byline and dateline blocks before the first real paragraph."""
+    wanted_title = _squash(title or "")
+    wanted_byline = _squash(byline or "")
+    seen = 0
+    for element in list(main.iter()):
+        if not isinstance(element.tag, str) or element is main:
+            continue
+        if element.getparent() is None:
+            continue
+        # Leaf-ish blocks only: a container holding the article must not be judged whole.
+        if any(isinstance(c.tag, str) and c.tag in _LEAF_BREAKERS
+               for c in element):
+            continue
+        text = _squash(element.text_content())
+        if not text:
+            continue
+        if element.tag not in ("h1", "h2", "h3", "time") and len(text) >= _PARAGRAPH_CHARS:
+            return
+        seen += 1
+        if seen > _HEADER_SCAN:
+            return
+        if (
+            (wanted_title and text == wanted_title)
+            or element.tag == "time"
+            or (wanted_byline and wanted_byline in text and len(text) < 3 * len(wanted_byline) + 40)
+            or (len(text) < 80 and _DATE.search(text) and len(text.split()) < 12)
+            or re.match(r"^by\s+\w", text)
+        ):
+            drop(element)
+
+
+def _is_furniture(element: etree._Element, wanted_title: str) -> bool:
+    tag = element.tag
+    if tag == "figcaption" or _removable_by_name(element) or _link_block(element):
+        return True
+    if tag in ("h1", "h2") and wanted_title:
+        return _squash(element.text_content()) == wanted_title
+    return len(element) == 0 and _is_furniture_text(element.text_content())
 
 
 def trim_content(main: etree._Element, title: str | None, byline: str | None) -> None:
     """Remove in place what belongs in metadata or to the page furniture, not the body."""
+    _strip_header(main, title, byline)
+    wanted_title = _squash(title or "")
+    doomed = []
+    for element in main.iter():
+        tag = element.tag
+        if not isinstance(tag, str) or element is main:
+            continue
+        if _is_furniture(element, wanted_title):
+            doomed.append(element)
+    for element in doomed:
+        drop(element)

@@ -138,11 +138,33 @@ def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
     return {node: score * (1 - link_density(node)) for node, score in scores.items()}
 
 
+def _ancestors(element: etree._Element) -> list[etree._Element]:
+    found = []
+    node = element.getparent()
+    while node is not None and node.tag not in ("body", "html"):
+        found.append(node)
+        node = node.getparent()
+    return found
+
+
 def best_candidate(root: etree._Element) -> etree._Element | None:
     scores = score_candidates(root)
     if not scores:
         return None
-    top = max(scores, key=scores.__getitem__)
+    ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+    top = ranked[0]
+    # The article split in chunks: close runners-up below one common ancestor mean that
+    # ancestor is the article.
+    lineage = set(_ancestors(top))
+    rivals = [c for c in ranked[1:5] if scores[c] >= scores[top] * 0.75
+              and c not in lineage and top not in _ancestors(c)]
+    if rivals:
+        rival_ancestors = [set(_ancestors(c)) | {c} for c in rivals]
+        for ancestor in _ancestors(top):
+            if sum(ancestor in found for found in rival_ancestors) >= 1:
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
     # Climb while the parent scores nearly as well: the article is split over siblings.
     parent = top.getparent()
     while parent is not None and parent.tag not in ("body", "html"):
@@ -176,7 +198,7 @@ def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> 
                 keep.append(sibling)
     if len(keep) == 1:
         return top
-    wrapper = etree.Element("div")
+    wrapper = top.makeelement("div", {})
     for element in keep:
         wrapper.append(element)  # moves: the page tree is ours to consume
     return wrapper
