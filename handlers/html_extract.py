@@ -36,6 +36,13 @@ _NEGATIVE = re.compile(
     r"sponsor|shopping|tags|tool|widget|byline|author|caption|credit|social|newsletter",
     re.IGNORECASE,
 )
+# Names that mark the article body itself: an "unlikely" wrapper around one stays.
+_ARTICLE_BODY = re.compile(
+    r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
+    r"main-?content|articlebody",
+    re.IGNORECASE,
+)
+_COMMENTS = re.compile(r"comment|reply|disqus", re.IGNORECASE)
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
 
@@ -88,9 +95,22 @@ def remove_unlikely(root: etree._Element) -> None:
         if text.strip() and _UNLIKELY.search(text) and not _MAYBE.search(text):
             doomed.append(element)
     for element in doomed:
-        if element.tag not in _LANDMARK_TAGS and text_length(element) > total / 2:
+        if element.tag not in _LANDMARK_TAGS and (
+            text_length(element) > total / 2 or _holds_article(element)
+        ):
             continue
         drop(element)
+
+
+def _holds_article(element: etree._Element) -> bool:
+    for node in element.iter("article", "div", "section"):
+        if (node.get("itemprop") or "").lower() == "articlebody":
+            return True
+        if node.tag == "article" and not _COMMENTS.search(names(node)):
+            return True
+        if node is not element and _ARTICLE_BODY.search(names(node)):
+            return True
+    return False
 
 
 def _own_text(element: etree._Element) -> str:
