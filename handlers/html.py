@@ -11,38 +11,42 @@ from __future__ import annotations
 
 import re
 
-import lxml.html
 from lxml import etree
 
 from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
-from handlers.html_extract import best_candidate, remove_unlikely, text_length
+from handlers.html_dom import parse, text_length, text_of
+from handlers.html_extract import best_candidate, remove_unlikely
 from handlers.html_metadata import extract_metadata
 from handlers.html_render import render
-from handlers.html_signals import challenge_reason, raw_signals
+from handlers.html_signals import challenge_reason
 from handlers.registry import HandlerContext
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
 _SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
                     re.IGNORECASE | re.DOTALL)
-_LANDMARKS = ("article", "main", "[role=main]", ".post-content", ".entry-content", ".content")
+# Fallback containers, best first: landmark tags, the main role, common body class names.
+_LANDMARK_TAGS = ("article", "main")
+_LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
 
 
-def parse(text: str) -> etree._Element:
-    # Re-encoded as UTF-8 bytes: lxml refuses str input that carries an XML declaration.
-    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
-    root = lxml.html.document_fromstring(text.encode("utf-8", "replace"), parser=parser)
-    return root
+def _landmarks(root: etree._Element) -> list[list[etree._Element]]:
+    """Landmark candidates in preference order: tags, role=main, then class names."""
+    by_tag: list[etree._Element] = list(root.iter(*_LANDMARK_TAGS))
+    by_role = [e for e in root.iter() if e.get("role") == "main"]
+    by_class = [e for e in root.iter() if isinstance(e.tag, str)
+                and set((e.get("class") or "").split()) & set(_LANDMARK_CLASSES)]
+    return [by_tag, by_role, by_class]
 
 
 def _landmark(root: etree._Element) -> etree._Element | None:
     best, best_len = None, 0
-    for selector in _LANDMARKS:
-        for element in root.cssselect(selector) if selector[0] in ".[" else root.iter(selector):
+    for group in _landmarks(root):
+        for element in group:
             length = text_length(element)
             if length > best_len:
                 best, best_len = element, length
@@ -69,12 +73,13 @@ class HTMLHandler:
         except (etree.ParserError, ValueError) as exc:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
         title, metadata = extract_metadata(root, ctx.base_url)
-        signals = raw_signals(root)
         hidden = clean_tree(root)
-        page = root.find("body")
-        page = root if page is None else page
-        visible = " ".join(page.text_content().split())
-        reason = challenge_reason(signals, visible)
+        body_element = root.find("body")
+        page = root if body_element is None else body_element
+        visible = " ".join(text_of(page).split())
+        title_element = next(root.iter("title"), None)
+        page_title = "" if title_element is None else text_of(title_element)
+        reason = challenge_reason(page_title, text, body_element, visible)
         if reason:
             raise PipelineError("challenge", reason)
 

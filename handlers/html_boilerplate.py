@@ -8,22 +8,23 @@ pages put inside the article container — share bars, "related" link lists, ad 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_clean import drop
-from handlers.html_extract import class_weight, link_density, names, text_length
+from handlers.html_dom import drop, names, text_length, text_of
+from handlers.html_extract import class_weight, link_density
 
 _FURNITURE_NAMES = re.compile(
     r"caption|credit|byline|dateline|author|timestamp|published|updated|posted|share|"
     r"social|related|recommend|tags|subscribe|newsletter|promo|advert|sponsor|gallery-count|"
     r"\bmeta\b|entry-meta|post-meta|article-meta|kicker|breadcrumb|read-more|more-link",
-    re.IGNORECASE,
+
 )
 _CREDIT = re.compile(
     r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
     r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
-    re.IGNORECASE,
+
 )
 _COUNTER = re.compile(r"^\W*(?:image|photo|slide|picture)?\s*\d+\s*(?:of|/)\s*\d+\W*$",
                       re.IGNORECASE)
@@ -38,7 +39,7 @@ _DATE = re.compile(
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|"
     r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
     r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
-    re.IGNORECASE,
+
 )
 _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
                "header", "footer")
@@ -51,9 +52,13 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
+@lru_cache(maxsize=8192)
+def _furniture_name(label: str) -> bool:
+    return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label))
+
+
 def _removable_by_name(element: etree._Element) -> bool:
-    label = names(element)
-    return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label)) and (
+    return _furniture_name(names(element)) and (
         text_length(element) < 300 or link_density(element) > 0.5
     )
 
@@ -92,7 +97,7 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         if any(isinstance(c.tag, str) and c.tag in _LEAF_BREAKERS
                for c in element):
             continue
-        text = _squash(element.text_content())
+        text = _squash(text_of(element))
         if not text:
             continue
         if element.tag not in ("h1", "h2", "h3", "time") and len(text) >= _PARAGRAPH_CHARS:
@@ -115,8 +120,8 @@ def _is_furniture(element: etree._Element, wanted_title: str) -> bool:
     if tag == "figcaption" or _removable_by_name(element) or _link_block(element):
         return True
     if tag in ("h1", "h2") and wanted_title:
-        return _squash(element.text_content()) == wanted_title
-    return len(element) == 0 and _is_furniture_text(element.text_content())
+        return _squash(text_of(element)) == wanted_title
+    return len(element) == 0 and _is_furniture_text(text_of(element))
 
 
 def trim_content(main: etree._Element, title: str | None, byline: str | None) -> None:

@@ -12,6 +12,7 @@ import re
 
 from lxml import etree
 
+from handlers.html_dom import drop, text_of
 from handlers.html_tags import DROP_TAGS
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
@@ -40,7 +41,7 @@ def clean_tree(root: etree._Element) -> int:
             continue
         if tag not in ("html", "body") and _is_hidden(element):
             # The icon fonts and decorative glyphs marked aria-hidden are not "hidden text".
-            if element.text_content().strip():
+            if text_of(element).strip():
                 hidden += 1
             doomed.append(element)
             continue
@@ -52,18 +53,3 @@ def clean_tree(root: etree._Element) -> int:
     for element in doomed:
         drop(element)
     return hidden
-
-
-def drop(element: etree._Element) -> None:
-    """Remove ``element`` and its subtree, keeping its tail text in the tree."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    tail = element.tail
-    if tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(element)

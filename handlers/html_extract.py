@@ -10,49 +10,50 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_clean import drop
+from handlers.html_dom import drop, names, text_length, text_of
 from handlers.html_tags import BLOCK_TAGS
 
+# Name patterns are matched against lower-cased class/id strings (``names``).
 # Containers that are boilerplate by name, unless the name also says "this is the article".
 _UNLIKELY = re.compile(
     r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscri|promo|"
     r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
     r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
     r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular",
-    re.IGNORECASE,
+
 )
-_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow",
-                    re.IGNORECASE)
+_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
 _POSITIVE = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose",
-    re.IGNORECASE,
+
 )
 _NEGATIVE = re.compile(
     r"hidden|^hid$|hid$|hid\s|banner|combx|comment|com-|contact|foot|footer|footnote|"
     r"masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|"
     r"sponsor|shopping|tags|tool|widget|byline|author|caption|credit|social|newsletter",
-    re.IGNORECASE,
+
 )
 # Names that mark the article body itself: an "unlikely" wrapper around one stays.
 _ARTICLE_BODY = re.compile(
     r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
     r"main-?content|articlebody",
-    re.IGNORECASE,
+
 )
-_COMMENTS = re.compile(r"comment|reply|disqus", re.IGNORECASE)
+_COMMENTS = re.compile(r"comment|reply|disqus")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
 
 
-def names(element: etree._Element) -> str:
-    return f"{element.get('class') or ''} {element.get('id') or ''}"
-
-
 def class_weight(element: etree._Element) -> int:
-    text = names(element)
+    return _name_weight(names(element))
+
+
+@lru_cache(maxsize=8192)
+def _name_weight(text: str) -> int:
     if not text.strip():
         return 0
     weight = 0
@@ -63,16 +64,17 @@ def class_weight(element: etree._Element) -> int:
     return weight
 
 
-def text_length(element: etree._Element) -> int:
-    return len(" ".join(element.text_content().split()))
-
-
 def link_density(element: etree._Element) -> float:
     total = text_length(element)
     if not total:
         return 0.0
     linked = sum(text_length(a) for a in element.iter("a"))
     return linked / total
+
+
+@lru_cache(maxsize=8192)
+def _unlikely_name(text: str) -> bool:
+    return bool(_UNLIKELY.search(text)) and not _MAYBE.search(text)
 
 
 def remove_unlikely(root: etree._Element) -> None:
@@ -92,7 +94,7 @@ def remove_unlikely(root: etree._Element) -> None:
             doomed.append(element)
             continue
         text = names(element)
-        if text.strip() and _UNLIKELY.search(text) and not _MAYBE.search(text):
+        if text != " " and _unlikely_name(text):
             doomed.append(element)
     for element in doomed:
         if element.tag not in _LANDMARK_TAGS and (
@@ -120,7 +122,7 @@ def _own_text(element: etree._Element) -> str:
         if child.tag in BLOCK_TAGS:
             parts.append(child.tail or "")
         else:
-            parts.append(child.text_content() if isinstance(child.tag, str) else "")
+            parts.append(text_of(child) if isinstance(child.tag, str) else "")
             parts.append(child.tail or "")
     return " ".join(" ".join(parts).split())
 
@@ -131,7 +133,7 @@ def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, boo
     for element in root.iter():
         tag = element.tag
         if tag in _SCORED:
-            yield element, " ".join(element.text_content().split()), False
+            yield element, " ".join(text_of(element).split()), False
         elif tag in ("div", "section", "article", "span", "font", "center"):
             text = _own_text(element)
             if text:
@@ -211,7 +213,7 @@ def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> 
         elif sibling.tag == "p":
             length = text_length(sibling)
             density = link_density(sibling)
-            text = sibling.text_content()
+            text = text_of(sibling)
             if (length > 80 and density < 0.25) or (
                 0 < length <= 80 and density == 0 and re.search(r"\.( |$)", text)
             ):

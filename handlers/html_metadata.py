@@ -14,6 +14,8 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from handlers.html_dom import text_of
+
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—:·•»/]|::)\s+")
 _ARTICLE_TYPES = re.compile(r"article|posting|report|blog|webpage|story", re.IGNORECASE)
@@ -93,7 +95,7 @@ def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> s
             continue
         if element.get("rel") == "author" or element.get("itemprop") == "author":
             named = [e for e in element.iter() if e.get("itemprop") == "name"]
-            candidates.append((named[0] if named else element).text_content())
+            candidates.append(text_of(named[0] if named else element))
     for candidate in candidates:
         cleaned = clean_byline(candidate)
         if _valid_byline(cleaned):
@@ -122,7 +124,7 @@ def _strip_site(title: str, site: str | None, headings: list[str]) -> str:
 
 
 def _headings(root: etree._Element) -> list[str]:
-    return [squash(h.text_content()) for h in root.iter("h1", "h2") if squash(h.text_content())][
+    return [squash(text_of(h)) for h in root.iter("h1", "h2") if squash(text_of(h))][
         :12
     ]
 
@@ -130,7 +132,7 @@ def _headings(root: etree._Element) -> list[str]:
 def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
            site: str | None) -> str | None:
     headings = _headings(root)
-    title_tag = next((squash(t.text_content()) for t in root.iter("title")), "")
+    title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
     declared = [meta.get("og:title", ""), meta.get("twitter:title", ""),
                 squash(str(ld.get("headline") or "")), title_tag]
     declared = [d for d in declared if d]

@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from handlers.html_dom import text_of
 from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
@@ -112,7 +113,7 @@ class _Renderer:
     tag_i = tag_em
 
     def tag_code(self, element: etree._Element) -> None:
-        text = element.text_content()
+        text = text_of(element)
         self.line.append(f"`{text}`" if self.markdown else text)
 
     def tag_a(self, element: etree._Element) -> None:
@@ -136,7 +137,7 @@ class _Renderer:
 
     def tag_pre(self, element: etree._Element) -> None:
         self.flush()
-        text = element.text_content().strip("\n")
+        text = text_of(element).strip("\n")
         if text.strip():
             if self.markdown:
                 self.blocks.append(f"```{code_language(element)}\n{text}\n```")

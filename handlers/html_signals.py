@@ -2,14 +2,14 @@
 
 Generic signals only: the phrases challenge interstitials and app shells show their human
 visitors, checked against a page whose visible text is short (a long article that mentions
-"captcha" is still an article), plus the structural mark of an app shell: an empty mount
-point and scripts doing all the work.
+"captcha" is still an article); the markup challenge vendors embed; and the structural mark of
+an app shell: scripts and an empty mount point instead of content. Only short pages are
+examined, so the cost on a normal article is nil.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from lxml import etree
 
@@ -33,54 +33,40 @@ _NEEDS_JS = re.compile(
     r"doesn't work properly without javascript|without javascript enabled",
     re.IGNORECASE,
 )
-_SHORT_PAGE = 1500  # visible characters: interstitials say little
+_NOSCRIPT = re.compile(r"<noscript[^>]*>(.*?)</noscript>", re.IGNORECASE | re.DOTALL)
+_SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+SHORT_PAGE = 1500  # visible characters: interstitials and shells say little
 
 
-@dataclass(frozen=True)
-class RawSignals:
-    """What cleaning removes but the verdict needs: read from the untouched tree."""
-
-    title: str
-    scripts: int
-    noscript_text: str
-    markup_hit: bool
-    empty_mount: bool
-
-
-def raw_signals(root: etree._Element) -> RawSignals:
-    title = next((" ".join(t.text_content().split()) for t in root.iter("title")), "")
-    scripts = 0
-    markup_hit = False
-    for element in root.iter("script", "form", "div", "iframe"):
-        if element.tag == "script":
-            scripts += 1
-        attributes = " ".join(element.attrib.values())
-        if attributes and _CHALLENGE_MARKUP.search(attributes):
-            markup_hit = True
-    noscript = " ".join(n.text_content() for n in root.iter("noscript"))
-    body = root.find("body")
-    empty_mount = False
-    if body is not None:
-        blocks = [c for c in body if isinstance(c.tag, str) and c.tag not in ("script",
-                                                                             "noscript", "style",
-                                                                             "link", "template")]
-        empty_mount = bool(blocks) and all(
-            len(b) == 0 and not (b.text or "").strip() for b in blocks
-        )
-    return RawSignals(title, scripts, noscript, markup_hit, empty_mount)
+def _empty_mount(body: etree._Element | None) -> bool:
+    """The body holds an empty element with an id (``#root``, ``#app``, …) and nothing else:
+    content is meant to be rendered into it by scripts."""
+    if body is None:
+        return False
+    children = [c for c in body if isinstance(c.tag, str)]
+    empty = [c for c in children if len(c) == 0 and not (c.text or "").strip()]
+    return bool(children) and len(empty) == len(children) and any(c.get("id") for c in empty)
 
 
-def challenge_reason(signals: RawSignals, visible_text: str) -> str | None:
-    """Why the page is a challenge or an app shell, or None when it looks like a document."""
-    if len(visible_text) > _SHORT_PAGE:
+def challenge_reason(title: str, html: str, body: etree._Element | None,
+                     visible_text: str) -> str | None:
+    """Why the page is a challenge or an app shell, or None when it looks like a document.
+
+    ``html`` is the raw page text; ``body`` and ``visible_text`` come from the cleaned tree.
+    """
+    if len(visible_text) > SHORT_PAGE:
         return None
-    match = _CHALLENGE.search(signals.title) or _CHALLENGE.search(visible_text)
-    if match and (signals.markup_hit or len(visible_text) < 600):
+    markup = _CHALLENGE_MARKUP.search(html) is not None
+    match = _CHALLENGE.search(title) or _CHALLENGE.search(visible_text)
+    if match and (markup or len(visible_text) < 600):
         return f"bot challenge page ({match.group(0).lower()!r})"
-    if signals.markup_hit and len(visible_text) < 300:
+    if markup and len(visible_text) < 300:
         return "bot challenge page (challenge markup)"
-    needs_js = _NEEDS_JS.search(f"{signals.noscript_text} {visible_text}")
-    if len(visible_text) < 200 and signals.scripts and (signals.empty_mount or needs_js):
-        detail = f"{needs_js.group(0).lower()!r}" if needs_js else "empty mount point"
-        return f"JavaScript app shell without server-rendered content ({detail})"
+    if len(visible_text) < 200 and _SCRIPT.search(html):
+        noscript = " ".join(_NOSCRIPT.findall(html))
+        needs_js = _NEEDS_JS.search(f"{noscript} {visible_text}")
+        if needs_js:
+            return f"JavaScript app shell without content ({needs_js.group(0).lower()!r})"
+        if _empty_mount(body):
+            return "JavaScript app shell without content (empty mount point)"
     return None
