@@ -17,9 +17,17 @@ from lxml import etree
 from handlers.html_dom import text_of
 
 _SPACE = re.compile(r"\s+")
-_TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—:·•»/]|::)\s+")
+_TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
 _ARTICLE_TYPES = re.compile(r"article|posting|report|blog|webpage|story", re.IGNORECASE)
 _BY = re.compile(r"^\s*(?:by|por|par|von|di|de|oleh)\s*[:\-]?\s+", re.IGNORECASE)
+# Where a visible byline ends and its dateline or role begins.
+_BYLINE_END = re.compile(
+    r"\s+(?:published|updated|posted|on)\s+|\s*[|•·]\s*|\s+\d{1,2}[:/.]\d{1,2}|"
+    r"(?<=[a-z])(?=(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"(?<=[a-z])(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|"
+    r"\s*(?:view more|more articles)",
+    re.IGNORECASE,
+)
 _URLISH = re.compile(r"^(?:https?:)?//|^www\.", re.IGNORECASE)
 
 
@@ -78,24 +86,46 @@ def _names(value: Any) -> list[str]:
 
 
 def clean_byline(text: str) -> str:
+    """"By Jane Doe | Published Nov 3, 2019" → "Jane Doe"."""
     text = _BY.sub("", squash(text))
-    return text.strip(" ,;|-–—")
+    text = _BYLINE_END.split(text, maxsplit=1)[0]
+    return text.strip(" ,;|-–—·•")
 
 
 def _valid_byline(text: str) -> bool:
-    return 1 < len(text) <= 120 and not _URLISH.search(text) and "@" not in text[:1]
+    return (1 < len(text) <= 100 and not _URLISH.search(text) and "@" not in text[:1]
+            and any(ch.isalpha() for ch in text))
+
+
+_AUTHOR_NODES = etree.XPath(
+    "//*[@rel='author' or @itemprop='author' or contains(@rel, ' author')]"
+)
+_BYLINE_NODES = etree.XPath(
+    "//body//*[contains(translate(@class, 'BYLINEAUTHOR', 'bylineauthor'), 'byline') or "
+    "contains(translate(@class, 'BYLINEAUTHOR', 'bylineauthor'), 'author')]"
+)
+_NOT_BYLINE = re.compile(r"bio|avatar|image|photo|img|comment|box|more|about|related",
+                         re.IGNORECASE)
 
 
 def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
-    candidates = [*_names(ld.get("author"))]
+    authors = ld.get("author")
+    authors = authors if isinstance(authors, list) else [authors]
+    organisations = [a for a in authors if isinstance(a, dict)
+                     and "organization" in str(a.get("@type", "")).lower()]
+    candidates = _names([a for a in authors if a not in organisations])
     candidates += [meta.get(k, "") for k in ("author", "article:author", "dc.creator",
                                               "parsely-author", "sailthru.author", "byl")]
-    for element in root.iter():
-        if not isinstance(element.tag, str):
-            continue
-        if element.get("rel") == "author" or element.get("itemprop") == "author":
-            named = [e for e in element.iter() if e.get("itemprop") == "name"]
-            candidates.append(text_of(named[0] if named else element))
+    for element in _AUTHOR_NODES(root):
+        named = [e for e in element.iter() if e.get("itemprop") == "name"]
+        candidates.append(text_of(named[0] if named else element))
+    # Last, the visible byline: a short element the page names "byline" or "author".
+    for element in _BYLINE_NODES(root):
+        if element.tag not in ("script", "style", "form", "input", "label", "img") and not (
+            _NOT_BYLINE.search(element.get("class") or "")
+        ):
+            candidates.append(text_of(element))
+    candidates += _names(organisations)  # a publisher as author: better than nothing
     for candidate in candidates:
         cleaned = clean_byline(candidate)
         if _valid_byline(cleaned):
@@ -103,47 +133,51 @@ def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> s
     return None
 
 
-def _strip_site(title: str, site: str | None, headings: list[str]) -> str:
-    """Remove a site-name prefix/suffix: the parts are split on separators and the one that
-    matches a visible heading, else the longest, is kept."""
-    parts = [p for p in _TITLE_SEPARATORS.split(title) if p.strip()]
+def _strip_site(title: str, site: str | None) -> str:
+    """Remove a site-name prefix/suffix (``Headline | Site``, ``Site - Headline``)."""
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(title) if p.strip()]
     if len(parts) < 2:
         return title
-    norm_headings = {h.lower() for h in headings}
-    for size in range(len(parts), 0, -1):
-        for start in range(len(parts) - size + 1):
-            joined = " - ".join(parts[start : start + size])
-            if joined.lower() in norm_headings:
-                return joined
-    if site:
-        kept = [p for p in parts if p.strip().lower() != site.lower()]
-        if kept and len(kept) < len(parts):
-            return squash(title[: title.find(kept[-1]) + len(kept[-1])]
-                          [title.find(kept[0]):])
-    return max(parts, key=len) if len(max(parts, key=len)) > 15 else title
+    site_low = (site or "").lower()
+    kept = [p for p in parts if not site_low or (p.lower() != site_low
+                                                 and p.lower() not in site_low)]
+    if len(kept) == len(parts):
+        # Unknown site name: a short last part ("| Site", "- Section") is page furniture.
+        while len(kept) > 1 and len(kept[-1].split()) <= 4 and len(kept[-1]) < len(
+            " ".join(kept[:-1])
+        ):
+            kept.pop()
+    if not kept:
+        return title
+    start = title.find(kept[0])
+    end = title.find(kept[-1], start) + len(kept[-1])
+    return squash(title[start:end]) if start >= 0 and end > start else kept[0]
 
 
 def _headings(root: etree._Element) -> list[str]:
-    return [squash(text_of(h)) for h in root.iter("h1", "h2") if squash(text_of(h))][
-        :12
-    ]
+    found = [squash(text_of(h)) for h in root.iter("h1", "h2")]
+    return [h for h in found if h][:12]
 
 
 def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
            site: str | None) -> str | None:
-    headings = _headings(root)
     title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
     declared = [meta.get("og:title", ""), meta.get("twitter:title", ""),
                 squash(str(ld.get("headline") or "")), title_tag]
-    declared = [d for d in declared if d]
-    lowered = [d.lower() for d in declared]
-    # A visible heading that a declared title repeats is the headline itself.
-    for heading in headings:
+    cleaned = [_strip_site(d, site) for d in declared if d]
+    lowered = [c.lower() for c in cleaned]
+    site_low = (site or "").lower()
+    # A visible heading that a declared title repeats is the headline itself; one that is
+    # only a small part of it (the site name in the logo's <h1>) is not.
+    for heading in _headings(root):
         low = heading.lower()
-        if len(heading) > 3 and any(low == d or low in d for d in lowered):
+        if len(heading) < 4 or low == site_low:
+            continue
+        if any(low == c or (low in c and len(low) >= 0.6 * len(c)) for c in lowered):
             return heading
-    for candidate in declared:
-        return _strip_site(candidate, site, headings)
+    if cleaned:
+        return cleaned[0]
+    headings = _headings(root)
     return headings[0] if headings else None
 
 
