@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urljoin
 
@@ -108,25 +109,31 @@ _NOT_BYLINE = re.compile(r"bio|avatar|image|photo|img|comment|box|more|about|rel
                          re.IGNORECASE)
 
 
-def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
+def _byline_candidates(root: etree._Element, meta: dict[str, str],
+                       ld: dict[str, Any]) -> Iterator[str]:
+    """Byline sources, strongest first; lazily, as the visible-byline scan costs most."""
     authors = ld.get("author")
     authors = authors if isinstance(authors, list) else [authors]
     organisations = [a for a in authors if isinstance(a, dict)
                      and "organization" in str(a.get("@type", "")).lower()]
-    candidates = _names([a for a in authors if a not in organisations])
-    candidates += [meta.get(k, "") for k in ("author", "article:author", "dc.creator",
-                                              "parsely-author", "sailthru.author", "byl")]
+    yield from _names([a for a in authors if a not in organisations])
+    for key in ("author", "article:author", "dc.creator", "parsely-author",
+                "sailthru.author", "byl"):
+        yield meta.get(key, "")
     for element in _AUTHOR_NODES(root):
         named = [e for e in element.iter() if e.get("itemprop") == "name"]
-        candidates.append(text_of(named[0] if named else element))
-    # Last, the visible byline: a short element the page names "byline" or "author".
+        yield text_of(named[0] if named else element)
+    # The visible byline: a short element the page names "byline" or "author".
     for element in _BYLINE_NODES(root):
         if element.tag not in ("script", "style", "form", "input", "label", "img") and not (
             _NOT_BYLINE.search(element.get("class") or "")
         ):
-            candidates.append(text_of(element))
-    candidates += _names(organisations)  # a publisher as author: better than nothing
-    for candidate in candidates:
+            yield text_of(element)
+    yield from _names(organisations)  # a publisher as author: better than nothing
+
+
+def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
+    for candidate in _byline_candidates(root, meta, ld):
         cleaned = clean_byline(candidate)
         if _valid_byline(cleaned):
             return cleaned
