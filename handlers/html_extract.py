@@ -175,15 +175,22 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
         return None
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     top = ranked[0]
-    # The article split in chunks: close runners-up below one common ancestor mean that
-    # ancestor is the article.
+    # The article split in chunks: close runners-up, or blocks of the very same kind
+    # (tag and class) as the winner, below one common ancestor mean that ancestor is the
+    # article.
     lineage = set(_ancestors(top))
-    rivals = [c for c in ranked[1:5] if scores[c] >= scores[top] * 0.75
-              and c not in lineage and top not in _ancestors(c)]
-    if rivals:
-        rival_ancestors = [set(_ancestors(c)) | {c} for c in rivals]
+    kind = (top.tag, top.get("class"))
+    group = []
+    for rank, candidate in enumerate(ranked[1:], start=1):
+        if candidate in lineage or top in _ancestors(candidate):
+            continue
+        close = rank < 5 and scores[candidate] >= scores[top] * 0.75
+        same_kind = bool(kind[1]) and (candidate.tag, candidate.get("class")) == kind
+        if close or (same_kind and scores[candidate] >= scores[top] * 0.1):
+            group.append(candidate)
+    if group:
         for ancestor in _ancestors(top):
-            if sum(ancestor in found for found in rival_ancestors) >= 1:
+            if all(ancestor in _ancestors(c) for c in group):
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break
