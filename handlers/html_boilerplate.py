@@ -14,6 +14,7 @@ from lxml import etree
 
 from handlers.html_dom import drop, names, text_length, text_of
 from handlers.html_extract import class_weight, link_density
+from handlers.html_tags import BLOCK_TAGS
 
 _FURNITURE_NAMES = re.compile(
     r"caption|credit|byline|dateline|author|timestamp|published|updated|posted|share|"
@@ -46,6 +47,19 @@ _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p"
 _LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
 _HEADER_SCAN = 12  # blocks looked at before the first real paragraph
 _PARAGRAPH_CHARS = 120
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_TABLE_PARTS = frozenset({"td", "th", "tr", "tbody", "thead", "tfoot", "caption"})
+_TAIL_SCAN = 12  # blocks looked at from the end of the article
+_TAIL_CHARS = 300
+_CALL_TO_ACTION = re.compile(
+    r"subscri|newsletter|sign up|signup|follow (?:us|him|her|them|@)|on (?:twitter|facebook)|"
+    r"share (?:this|it)|^comments?$|like this (?:story|article)|\brelated\b|"
+    r"^more (?:great|from|in|on|stories|news)|read more|click here|learn more|^join\b|"
+    r"download|have a (?:news )?tip|contact (?:us|the)|\S+@\S+\.\w+|twitter\.com/|"
+    r"reporting by|editing by|contributed to this report|additional reporting|"
+    r"back to gallery|tell us what|what do you think|leave a (?:comment|reply)",
+    re.IGNORECASE,
+)
 
 
 def _squash(text: str) -> str:
@@ -121,12 +135,59 @@ def _is_furniture(element: etree._Element, wanted_title: str) -> bool:
         return True
     if tag in ("h1", "h2") and wanted_title:
         return _squash(text_of(element)) == wanted_title
-    return len(element) == 0 and _is_furniture_text(text_of(element))
+    standalone = tag in BLOCK_TAGS or (tag == "span" and not (element.tail or "").strip())
+    return standalone and len(element) == 0 and _is_furniture_text(text_of(element))
+
+
+def _blocks_backwards(main: etree._Element) -> list[etree._Element]:
+    """Leaf-ish text blocks of ``main``, last first."""
+    found = []
+    for element in main.iter():
+        if element is main or element.tag not in BLOCK_TAGS or element.tag in _TABLE_PARTS:
+            continue
+        if any(child.tag in BLOCK_TAGS for child in element):
+            continue
+        found.append(element)
+    found.reverse()
+    return found
+
+
+def _quoted(element: etree._Element, main: etree._Element) -> bool:
+    """Inside a blockquote: an embedded post or a quotation, part of the article."""
+    node = element
+    while node is not None and node is not main:
+        if node.tag == "blockquote":
+            return True
+        node = node.getparent()
+    return False
+
+
+def _cut_tail(main: etree._Element) -> None:
+    """Drop end-of-article boilerplate: calls to action, credits, link lists and the
+    headings left dangling above them, up to the last block of prose."""
+    cut = 0
+    for element in _blocks_backwards(main):
+        text = " ".join(text_of(element).split())
+        if not text:
+            continue
+        if len(text) >= _TAIL_CHARS or cut >= _TAIL_SCAN or _quoted(element, main):
+            return
+        dangling = element.tag in _HEADINGS
+        # A call to action is short or links somewhere; a longer plain sentence that merely
+        # mentions subscribing is prose.
+        calls = bool(_CALL_TO_ACTION.search(text)) and (
+            len(text) < 150 or next(element.iter("a"), None) is not None
+        )
+        if not (calls or link_density(element) > 0.5 or dangling):
+            return
+        drop(element)
+        cut += 1
 
 
 def trim_content(main: etree._Element, title: str | None, byline: str | None) -> None:
     """Remove in place what belongs in metadata or to the page furniture, not the body."""
     _strip_header(main, title, byline)
+    _cut_tail(main)
     wanted_title = _squash(title or "")
     doomed = []
     for element in main.iter():
