@@ -167,3 +167,74 @@ def test_utf16_with_bom_and_meta_charset():
              + "ação\x00</p></article></body></html>").encode("latin-1")
     doc = run(latin)
     assert "ação" in doc.content and "\x00" not in doc.content
+
+
+def test_header_block_is_metadata_not_body():
+    head = ("<title>Storm hits the coast | Example Site</title>"
+            "<meta name='author' content='Jane Doe'>")
+    body = article(
+        "<h1>Storm hits the coast</h1><p class='byline'>By Jane Doe</p>"
+        "<p><time datetime='2024-01-02'>Jan. 2, 2024 10:04 am ET</time></p>"
+        f"<p>{PARA}</p><p>{PARA}</p>"
+    )
+    doc = run(page(body, head))
+    assert doc.title == "Storm hits the coast"
+    assert doc.metadata["byline"] == "Jane Doe"
+    assert "Storm hits" not in doc.content
+    assert "Jane Doe" not in doc.content
+    assert "Jan. 2" not in doc.content
+    assert doc.content.startswith("This paragraph")
+
+
+def test_captions_credits_and_gallery_counters_dropped():
+    body = article(
+        f"<p>{PARA}</p>"
+        "<figure><img src='/a.jpg'><figcaption>The mayor speaks to reporters.</figcaption></figure>"
+        "<p>Photo: Jane Roe / Agency</p><div>Image 3 of 12</div><div>(Image credit: NASA)</div>"
+        f"<p>{PARA}</p>"
+    )
+    doc = run(page(body))
+    for gone in ("mayor speaks", "Jane Roe", "3 of 12", "NASA"):
+        assert gone not in doc.content
+    assert doc.content.count("This paragraph") == 2
+
+
+def test_end_of_article_boilerplate_cut_but_embedded_posts_kept():
+    body = article(
+        f"<p>{PARA}</p><p>{PARA}</p>"
+        "<blockquote class='twitter-tweet'><p>We are on it. Great news for everyone today!</p>"
+        "— Someone (@someone) <a href='https://twitter.com/someone/status/1'>Nov 18</a>"
+        "</blockquote>"
+        "<h3>More Great Stories</h3>"
+        "<ul><li><a href='/x'>Another story you might like</a></li>"
+        "<li><a href='/y'>Yet another story</a></li></ul>"
+        "<p>Sign up for our newsletter to get the latest news.</p>"
+        "<div class='share-tools'><a href='/s'>Share</a></div>"
+    )
+    doc = run(page(body))
+    assert "We are on it" in doc.content and "@someone" in doc.content
+    for gone in ("More Great Stories", "Another story", "newsletter", "Share"):
+        assert gone not in doc.content
+
+
+def test_tables_and_lists_inside_the_article_are_kept():
+    body = article(
+        f"<p>{PARA}</p><table><tr><th>City</th><th>Rain</th></tr>"
+        "<tr><td>Oslo</td><td>12 mm</td></tr><tr><td>Bergen</td><td>40 mm</td></tr></table>"
+        "<ol><li>Close the windows before the storm.</li><li>Charge your phone.</li></ol>"
+        f"<p>{PARA}</p>"
+    )
+    doc = run(page(body), "markdown")
+    assert "| City | Rain |" in doc.content and "| Bergen | 40 mm |" in doc.content
+    assert "1. Close the windows" in doc.content and "2. Charge your phone." in doc.content
+
+
+def test_short_scored_result_falls_back_to_landmarks():
+    body = (
+        "<div class='promo'><p>" + "Buy now, limited offer, while stocks last. " * 2 + "</p></div>"
+        "<main><div><span>Short lines only here.</span><br><span>Another line.</span></div>"
+        "<div><span>And a third line of main text.</span></div></main>"
+    )
+    doc = run(page(body))
+    assert "Short lines only here." in doc.content
+    assert "third line" in doc.content
