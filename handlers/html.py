@@ -31,6 +31,7 @@ _SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)
 _LANDMARK_TAGS = ("article", "main")
 _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
+_LONGER = 1.3
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
 
 
@@ -91,7 +92,8 @@ class HTMLHandler:
             trim_content(main, title, metadata.get("byline"))
             content = render(main, markdown=markdown, base_url=ctx.base_url)
         if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
-            content = self._fallback(root, text, content, markdown, ctx.base_url)
+            content = self._fallback(root, text, content, markdown, ctx.base_url,
+                                     (title, metadata.get("byline")))
         if not content.strip():
             raise PipelineError("empty", "no extractable text on the page")
         if hidden:
@@ -99,11 +101,13 @@ class HTMLHandler:
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
-                  base_url: str) -> str:
+                  base_url: str, header: tuple[str | None, str | None]) -> str:
         landmark = _landmark(root)
         if landmark is not None:
+            trim_content(landmark, *header)
             candidate = render(landmark, markdown=markdown, base_url=base_url)
-            if len(candidate) > len(content):
+            # Only a clearly longer text: the landmark usually holds what we had, plus furniture.
+            if len(candidate) > _LONGER * len(content):
                 content = candidate
         if len(content) >= MIN_CHARS:
             return content
