@@ -35,6 +35,21 @@ _LONGER = 1.3
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
 
 
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+# C0 controls that never occur in text (tab, newlines, form feed and ESC — ISO-2022 — do).
+_BINARY_BYTES = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
+
+
+def looks_binary(body: bytes) -> bool:
+    """More than 5% of the first 4 KiB are control bytes text never holds (UTF-16/32 with a
+    BOM excepted)."""
+    head = body[:4096]
+    if not head or head.startswith(_BOMS):
+        return False
+    controls = len(head) - len(head.translate(None, _BINARY_BYTES))
+    return controls > 0.05 * len(head)
+
+
 def _landmarks(root: etree._Element) -> list[list[etree._Element]]:
     """Landmark candidates in preference order: tags, role=main, then class names."""
     by_tag: list[etree._Element] = list(root.iter(*_LANDMARK_TAGS))
@@ -66,6 +81,8 @@ class HTMLHandler:
         return bool(_SNIFF.match(head.lstrip(b"\xef\xbb\xbf")[:1024]))
 
     def handle(self, body: bytes, ctx: HandlerContext) -> Document:
+        if looks_binary(body):
+            raise PipelineError("decode", "binary content, not an HTML page")
         text = decode_body(body, ctx.charset, html=True)
         if not text.strip():
             raise PipelineError("empty", "the page is empty")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from lxml import etree
 
+# libxml2's default limits stay on (no huge_tree): nesting deeper than 256 is cut off, which
+# also keeps every recursive walk of ours far from Python's recursion limit.
 _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
                            no_network=True)
 

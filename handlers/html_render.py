@@ -17,6 +17,7 @@ from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-)([\w+#-]+)")
+_MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
 
 
@@ -36,6 +37,7 @@ class _Renderer:
         self.markdown = markdown
         self.base_url = base_url
         self.blocks: list[str] = []
+        self.depth = 0
         self.line: list[str] = []
 
     # -- output plumbing ------------------------------------------------------------------
@@ -52,6 +54,17 @@ class _Renderer:
     # -- walking -----------------------------------------------------------------------------
     def walk(self, element: etree._Element) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
+        self.depth += 1
+        try:
+            if self.depth > _MAX_DEPTH:  # absurd nesting: keep the words, drop the structure
+                self.inline(text_of(element))
+            else:
+                self._walk_tag(element, tag)
+        finally:
+            self.depth -= 1
+        self.inline(element.tail)
+
+    def _walk_tag(self, element: etree._Element, tag: str) -> None:
         handler = getattr(self, f"tag_{tag}", None)
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             self.heading(element, int(tag[1]))
@@ -63,7 +76,6 @@ class _Renderer:
             self.flush()
         else:
             self.children(element)
-        self.inline(element.tail)
 
     def children(self, element: etree._Element) -> None:
         self.inline(element.text)

@@ -238,3 +238,20 @@ def test_short_scored_result_falls_back_to_landmarks():
     doc = run(page(body))
     assert "Short lines only here." in doc.content
     assert "third line" in doc.content
+
+
+def test_binary_bytes_are_not_text():
+    for body in (b"\x89PNG\r\n\x1a\n" + bytes(2000), bytes(range(256)) * 8):
+        with pytest.raises(PipelineError) as info:
+            run(body)
+        assert info.value.kind == "decode"
+
+
+def test_absurd_nesting_neither_crashes_nor_lies():
+    deep = b"<html><body>" + b"<div>" * 3000 + b"<p>bottom text, with words.</p>" + b"</div>" * 3000
+    try:
+        doc = run(deep)
+    except PipelineError as exc:
+        assert exc.kind == "empty"
+    else:
+        assert "bottom text" in doc.content
