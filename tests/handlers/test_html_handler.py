@@ -255,3 +255,16 @@ def test_absurd_nesting_neither_crashes_nor_lies():
         assert exc.kind == "empty"
     else:
         assert "bottom text" in doc.content
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "codec"),
+    [("gb2312", "中文页面的内容，包括一个扩展字符：镕", "gbk"),
+     ("iso-8859-1", "Café – “quoted” text", "cp1252"),
+     ("windows-874", "ภาษาไทย", "cp874"),
+     ("shift_jis", "日本語のページ①", "cp932")],
+)
+def test_legacy_labels_decode_as_their_browser_superset(label, text, codec):
+    body = f"<html><head><meta charset='{label}'></head><body><article><p>{PARA}{text}</p>"
+    doc = run(body.encode(codec))
+    assert doc.content.endswith(text)
