@@ -45,6 +45,7 @@ _DATE = re.compile(
 _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
                "header", "footer")
 _LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
+_PROSE_CHARS = 150
 _HEADER_SCAN = 12  # blocks looked at before the first real paragraph
 _PARAGRAPH_CHARS = 120
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -93,6 +94,8 @@ def _link_block(element: etree._Element) -> bool:
     if not length:
         return False
     density = link_density(element)
+    if element.tag == "p" and length * (1 - density) >= _PROSE_CHARS:
+        return False  # a paragraph with this much unlinked text is prose (hover cards aside)
     weight = class_weight(element)
     return density > 0.5 or (weight < 0 and density > 0.25 and length < 1000)
 

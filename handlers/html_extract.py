@@ -23,8 +23,8 @@ _UNLIKELY = re.compile(
     r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscri|promo|"
     r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
     r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
-    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular",
-
+    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
+    r"tooltip|popover|hovercard|rollover",
 )
 _MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
 _POSITIVE = re.compile(
