@@ -43,6 +43,8 @@ _ARTICLE_BODY = re.compile(
     r"main-?content|articlebody",
 
 )
+_NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a"})
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
 _COMMENTS = re.compile(r"comment|reply|disqus")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
@@ -87,20 +89,22 @@ def remove_unlikely(root: etree._Element) -> None:
     doomed = []
     for element in root.iter():
         tag = element.tag
-        if not isinstance(tag, str) or tag in ("html", "body", "article", "main", "a"):
+        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY:
             continue
-        if tag in _LANDMARK_TAGS or element.get("role") in ("navigation", "complementary",
-                                                           "contentinfo", "banner"):
+        if tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES:
             doomed.append(element)
             continue
-        text = names(element)
-        if text != " " and _unlikely_name(text):
+        if (element.get("class") or element.get("id")) and _unlikely_name(names(element)):
             doomed.append(element)
-    for element in doomed:
+    removed: set[etree._Element] = set()
+    for element in doomed:  # document order: an ancestor is decided before its descendants
+        if any(ancestor in removed for ancestor in element.iterancestors()):
+            continue
         if element.tag not in _LANDMARK_TAGS and (
             text_length(element) > total / 2 or _holds_article(element)
         ):
             continue
+        removed.add(element)
         drop(element)
 
 
