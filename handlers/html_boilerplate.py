@@ -73,7 +73,8 @@ def _furniture_name(label: str) -> bool:
 
 
 def _removable_by_name(element: etree._Element) -> bool:
-    return _furniture_name(names(element)) and (
+    # Blockquotes are quotations or embedded posts ("social" embeds): content, whatever named.
+    return element.tag != "blockquote" and _furniture_name(names(element)) and (
         text_length(element) < 300 or link_density(element) > 0.5
     )
 

@@ -43,7 +43,9 @@ _ARTICLE_BODY = re.compile(
     r"main-?content|articlebody",
 
 )
-_NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a"})
+# Never removed for their names: the document, the article landmarks, links, and
+# blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
+_NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
 _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
 _COMMENTS = re.compile(r"comment|reply|disqus")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})

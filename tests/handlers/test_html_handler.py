@@ -268,3 +268,14 @@ def test_legacy_labels_decode_as_their_browser_superset(label, text, codec):
     body = f"<html><head><meta charset='{label}'></head><body><article><p>{PARA}{text}</p>"
     doc = run(body.encode(codec))
     assert doc.content.endswith(text)
+
+
+def test_embedded_social_posts_survive_their_class_names():
+    body = article(
+        f"<p>{PARA}</p>"
+        "<blockquote class='social-embed twitter-tweet'><p>Short post from the scene.</p>"
+        "— Reporter (@reporter)</blockquote>"
+        f"<p>{PARA}</p>"
+    )
+    doc = run(page(body))
+    assert "Short post from the scene." in doc.content
