@@ -33,8 +33,14 @@ _LABEL_WORDS = frozenset(w.strip().lower() for w in (
     "advertisement", "advert", "ad", "sponsored", "sponsored content", "caption", "close",
     "video", "share", "share this", "share this article", "tags", "comments", "expand",
     "enlarge this image", "toggle caption", "hide caption", "back to gallery", "text size",
-    "print", "email", "read more", "continue reading", "see more", "skip ad",
+    "print", "email", "read more", "continue reading", "see more", "skip ad", "more",
+    "topics",
 ))
+# "Related: <headline>", "Read more: …" — a pointer to another page, not a sentence.
+_PROMO_LEAD = re.compile(
+    r"^(?:related(?: (?:posts?|stories|articles?|content|coverage|reading))?|"
+    r"read (?:more|also|next)|see also|also read|more|recommended|watch|listen)\s*:"
+)
 _DATE = re.compile(
     r"\b(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|"
@@ -58,6 +64,7 @@ _CALL_TO_ACTION = re.compile(
     r"^more (?:great|from|in|on|stories|news)|read more|click here|learn more|^join\b|"
     r"download|have a (?:news )?tip|contact (?:us|the)|\S+@\S+\.\w+|twitter\.com/|"
     r"reporting by|editing by|contributed to this report|additional reporting|"
+    r"contributed reporting|^contributing:|filed under|"
     r"back to gallery|tell us what|what do you think|leave a (?:comment|reply)",
     re.IGNORECASE,
 )
@@ -80,11 +87,12 @@ def _removable_by_name(element: etree._Element) -> bool:
 
 
 def _is_furniture_text(text: str) -> bool:
-    short = _squash(text).strip(" :|·•-–—")
-    if not short:
+    squashed = _squash(text)
+    if not squashed:
         return False
+    short = squashed.strip(" :|·•-–—")
     return short in _LABEL_WORDS or (len(short) < 200 and bool(
-        _CREDIT.match(short) or _COUNTER.match(short)))
+        _CREDIT.match(short) or _COUNTER.match(short) or _PROMO_LEAD.match(squashed)))
 
 
 def _link_block(element: etree._Element) -> bool:
