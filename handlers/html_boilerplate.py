@@ -52,6 +52,7 @@ _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p"
                "header", "footer")
 _LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
 _PROSE_CHARS = 150
+_TEASER_CHARS = 800
 _HEADER_SCAN = 12  # blocks looked at before the first real paragraph
 _PARAGRAPH_CHARS = 120
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -196,9 +197,25 @@ def _cut_tail(main: etree._Element) -> None:
         cut += 1
 
 
+def _drop_teasers(main: etree._Element) -> None:
+    """Nested ``<article>`` cards — short, linking elsewhere — are other posts (related,
+    "you may also like"), not part of this one. Two or more make a pattern."""
+    cards = [a for a in main.iter("article") if a is not main
+             and text_length(a) < _TEASER_CHARS and a.find(".//a[@href]") is not None]
+    if len(cards) < 2:
+        return
+    # A live blog is cards and little else: keep them unless an article stands beside them.
+    total = text_length(main)
+    if total - sum(text_length(c) for c in cards) >= _TEASER_CHARS / 2:
+        for card in cards:
+            if card.getparent() is not None:
+                drop(card)
+
+
 def trim_content(main: etree._Element, title: str | None, byline: str | None) -> None:
     """Remove in place what belongs in metadata or to the page furniture, not the body."""
     _strip_header(main, title, byline)
+    _drop_teasers(main)
     _cut_tail(main)
     wanted_title = _squash(title or "")
     doomed = []

@@ -279,3 +279,15 @@ def test_embedded_social_posts_survive_their_class_names():
     )
     doc = run(page(body))
     assert "Short post from the scene." in doc.content
+
+
+def _card(n: int) -> str:
+    return (f"<article class='post'><h3><a href='/p/{n}'>Other post number {n}</a></h3>"
+            f"<p>Teaser text of another post, number {n}, with a few words.</p></article>")
+
+
+def test_teaser_cards_inside_the_article_are_dropped_but_a_live_blog_is_kept():
+    doc = run(page(article(f"<p>{PARA}</p>" * 6 + _card(1) + _card(2) + _card(3))))
+    assert "Other post" not in doc.content and doc.content.count("This paragraph") == 6
+    live = page("<main>" + "".join(_card(n) for n in range(8)) + "</main>")
+    assert "Other post number 5" in run(live).content
