@@ -52,6 +52,8 @@ _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p"
                "header", "footer")
 _LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
 _PROSE_CHARS = 150
+# A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
+_SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
 _TEASER_CHARS = 800
 _HEADER_SCAN = 12  # blocks looked at before the first real paragraph
 _PARAGRAPH_CHARS = 120
@@ -59,14 +61,18 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _TABLE_PARTS = frozenset({"td", "th", "tr", "tbody", "thead", "tfoot", "caption"})
 _TAIL_SCAN = 12  # blocks looked at from the end of the article
 _TAIL_CHARS = 300
+# Calls to action and credits that close articles. Mostly anchored or phrased as commands, so
+# that a last sentence merely mentioning Twitter or a download is not mistaken for one.
 _CALL_TO_ACTION = re.compile(
-    r"subscri|newsletter|sign up|signup|follow (?:us|him|her|them|@)|on (?:twitter|facebook)|"
-    r"share (?:this|it)|^comments?$|like this (?:story|article)|\brelated\b|"
-    r"^more (?:great|from|in|on|stories|news)|read more|click here|learn more|^join\b|"
-    r"download|have a (?:news )?tip|contact (?:us|the)|\S+@\S+\.\w+|twitter\.com/|"
+    r"^(?:subscribe|sign up|join|follow|share|download|read more|click|tap|learn more|"
+    r"get (?:the|our)|don't miss|like this|tell us|leave a|related\b|more (?:great|from|in|"
+    r"on|stories|news))|"
+    r"newsletter|click here|subscribe (?:to|now|today|for)|follow (?:us|him|her|them) on|"
+    r"like this (?:story|article)|\brelated (?:stories|posts|articles|coverage|content)\b|"
+    r"have a (?:news )?tip|contact us|\S+@\S+\.\w{2,}|twitter\.com/|"
     r"reporting by|editing by|contributed to this report|additional reporting|"
-    r"contributed reporting|^contributing:|filed under|"
-    r"back to gallery|tell us what|what do you think|leave a (?:comment|reply)",
+    r"contributed reporting|^contributing:|filed under|back to gallery|what do you think|"
+    r"^comments?$",
     re.IGNORECASE,
 )
 
@@ -110,6 +116,11 @@ def _link_block(element: etree._Element) -> bool:
     return density > 0.5 or (weight < 0 and density > 0.25 and length < 1000)
 
 
+def _dateline_like(text: str) -> bool:
+    """Short and not a sentence: "By Jane Doe", "Updated 5:27 am, Nov. 20, 2019"."""
+    return len(text) < 80 and len(text.split()) < 12 and not _SENTENCE_END.search(text)
+
+
 def _strip_header(main: etree._Element, title: str | None, byline: str | None) -> None:
     """Drop headline, byline and dateline blocks before the first real paragraph."""
     wanted_title = _squash(title or "")
@@ -136,8 +147,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
             (wanted_title and text == wanted_title)
             or element.tag == "time"
             or (wanted_byline and wanted_byline in text and len(text) < 3 * len(wanted_byline) + 40)
-            or (len(text) < 80 and _DATE.search(text) and len(text.split()) < 12)
-            or re.match(r"^by\s+\w", text)
+            or (_dateline_like(text) and _DATE.search(text))
+            or (_dateline_like(text) and re.match(r"^by\s+\w", text))
         ):
             drop(element)
 

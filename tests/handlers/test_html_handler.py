@@ -291,3 +291,16 @@ def test_teaser_cards_inside_the_article_are_dropped_but_a_live_blog_is_kept():
     assert "Other post" not in doc.content and doc.content.count("This paragraph") == 6
     live = page("<main>" + "".join(_card(n) for n in range(8)) + "</main>")
     assert "Other post number 5" in run(live).content
+
+
+def test_closing_sentences_that_merely_mention_cta_words_are_kept():
+    body = article(
+        "<p>On Monday, Nov. 18, the council voted.</p>"
+        f"<p>{PARA}</p><p>{PARA}</p>"
+        "<p>The deaths were not related to the storm.</p>"
+        "<p>He posted the statement on Twitter.</p>"
+    )
+    doc = run(page(body))
+    assert doc.content.startswith("On Monday, Nov. 18, the council voted.")
+    assert "not related to the storm" in doc.content
+    assert doc.content.endswith("He posted the statement on Twitter.")
