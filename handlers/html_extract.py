@@ -203,7 +203,7 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
     # Climb while the parent scores nearly as well: the article is split over siblings.
     parent = top.getparent()
     while parent is not None and parent.tag not in ("body", "html"):
-        if scores.get(parent, 0) >= scores[top] * 0.85:
+        if parent in scores and scores[parent] >= scores[top] * 0.85:
             top = parent
             parent = top.getparent()
         else:

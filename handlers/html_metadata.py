@@ -101,10 +101,6 @@ def _valid_byline(text: str) -> bool:
 _AUTHOR_NODES = etree.XPath(
     "//*[@rel='author' or @itemprop='author' or contains(@rel, ' author')]"
 )
-_BYLINE_NODES = etree.XPath(
-    "//body//*[contains(translate(@class, 'BYLINEAUTHOR', 'bylineauthor'), 'byline') or "
-    "contains(translate(@class, 'BYLINEAUTHOR', 'bylineauthor'), 'author')]"
-)
 _NOT_BYLINE = re.compile(r"bio|avatar|image|photo|img|comment|box|more|about|related",
                          re.IGNORECASE)
 
@@ -124,9 +120,11 @@ def _byline_candidates(root: etree._Element, meta: dict[str, str],
         named = [e for e in element.iter() if e.get("itemprop") == "name"]
         yield text_of(named[0] if named else element)
     # The visible byline: a short element the page names "byline" or "author".
-    for element in _BYLINE_NODES(root):
-        if element.tag not in ("script", "style", "form", "input", "label", "img") and not (
-            _NOT_BYLINE.search(element.get("class") or "")
+    body = root.find("body")
+    for element in () if body is None else body.iter():
+        label = (element.get("class") or "").lower()
+        if ("byline" in label or "author" in label) and not _NOT_BYLINE.search(label) and (
+            element.tag not in ("script", "style", "form", "input", "label", "img")
         ):
             yield text_of(element)
     yield from _names(organisations)  # a publisher as author: better than nothing
