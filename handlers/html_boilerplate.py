@@ -227,7 +227,6 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None) ->
     """Remove in place what belongs in metadata or to the page furniture, not the body."""
     _strip_header(main, title, byline)
     _drop_teasers(main)
-    _cut_tail(main)
     wanted_title = _squash(title or "")
     doomed = []
     for element in main.iter():
@@ -238,3 +237,4 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None) ->
             doomed.append(element)
     for element in doomed:
         drop(element)
+    _cut_tail(main)  # last: what the passes above removed may have left headings dangling

@@ -171,6 +171,7 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
                 squash(str(ld.get("headline") or "")), title_tag]
     cleaned = [_strip_site(d, site) for d in declared if d]
     lowered = [c.lower() for c in cleaned]
+    parts = {p.strip().lower() for d in declared for p in _TITLE_SEPARATORS.split(d)}
     site_low = (site or "").lower()
     # A visible heading that a declared title repeats is the headline itself; one that is
     # only a small part of it (the site name in the logo's <h1>) is not.
@@ -178,7 +179,8 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
         low = heading.lower()
         if len(heading) < 4 or low == site_low:
             continue
-        if any(low == c or (low in c and len(low) >= 0.6 * len(c)) for c in lowered):
+        if low in parts or any(low == c or (low in c and len(low) >= 0.6 * len(c))
+                               for c in lowered):
             return heading
     if cleaned:
         return cleaned[0]

@@ -304,3 +304,10 @@ def test_closing_sentences_that_merely_mention_cta_words_are_kept():
     assert doc.content.startswith("On Monday, Nov. 18, the council voted.")
     assert "not related to the storm" in doc.content
     assert doc.content.endswith("He posted the statement on Twitter.")
+
+
+def test_title_is_the_heading_a_part_of_the_declared_title_confirms():
+    head = "<title>What is Ownership? - The Rust Programming Language</title>"
+    doc = run(page(f"<main><h1>What Is Ownership?</h1><p>{PARA}</p></main>", head))
+    assert doc.title == "What Is Ownership?"
+    assert "Ownership" not in doc.content
