@@ -110,8 +110,9 @@ def _link_block(element: etree._Element) -> bool:
     if not length:
         return False
     density = link_density(element)
-    if element.tag == "p" and length * (1 - density) >= _PROSE_CHARS:
-        return False  # a paragraph with this much unlinked text is prose (hover cards aside)
+    if element.tag == "p" and (length * (1 - density) >= _PROSE_CHARS or density < 0.8):
+        # A paragraph is prose unless it is nearly all link ("Related: <headline>").
+        return False
     weight = class_weight(element)
     return density > 0.5 or (weight < 0 and density > 0.25 and length < 1000)
 
