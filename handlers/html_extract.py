@@ -175,6 +175,16 @@ def _ancestors(element: etree._Element) -> list[etree._Element]:
     return found
 
 
+_CHUNK_CHARS = 200  # a chunk of the article holds at least a paragraph
+
+
+def _kind(element: etree._Element) -> tuple[str, str]:
+    """Tag and first class name: chunks of one article share them ("block-text" and
+    "block-text block-text_initial-letter")."""
+    classes = (element.get("class") or "").split()
+    return element.tag, classes[0] if classes else ""
+
+
 def best_candidate(root: etree._Element) -> etree._Element | None:
     scores = score_candidates(root)
     if not scores:
@@ -185,14 +195,15 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
     # (tag and class) as the winner, below one common ancestor mean that ancestor is the
     # article.
     lineage = set(_ancestors(top))
-    kind = (top.tag, top.get("class"))
+    kind = _kind(top)
     group = []
     for rank, candidate in enumerate(ranked[1:], start=1):
         if candidate in lineage or top in _ancestors(candidate):
             continue
         close = rank < 5 and scores[candidate] >= scores[top] * 0.75
-        same_kind = bool(kind[1]) and (candidate.tag, candidate.get("class")) == kind
-        if close or (same_kind and scores[candidate] >= scores[top] * 0.1):
+        same_kind = bool(kind[1]) and _kind(candidate) == kind
+        if close or (same_kind and scores[candidate] >= scores[top] * 0.1
+                     and text_length(candidate) >= _CHUNK_CHARS):
             group.append(candidate)
     if group:
         for ancestor in _ancestors(top):
