@@ -102,10 +102,20 @@ def _is_furniture_text(text: str) -> bool:
         _CREDIT.match(short) or _COUNTER.match(short) or _PROMO_LEAD.match(squashed)))
 
 
+def _data_table(table: etree._Element) -> bool:
+    """A table of data: a header row or several columns over several rows."""
+    rows = table.findall(".//tr")
+    if table.find(".//th") is not None and len(rows) >= 2:
+        return True
+    return len(rows) >= 3 and max(len(r.findall("td")) for r in rows) >= 3
+
+
 def _link_block(element: etree._Element) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
     if element.tag not in _CONTAINERS or element.tag == "span":
         return False
+    if element.tag == "table" and _data_table(element):
+        return False  # rows of linked names with figures: data, not navigation
     length = text_length(element)
     if not length:
         return False

@@ -311,3 +311,22 @@ def test_title_is_the_heading_a_part_of_the_declared_title_confirms():
     doc = run(page(f"<main><h1>What Is Ownership?</h1><p>{PARA}</p></main>", head))
     assert doc.title == "What Is Ownership?"
     assert "Ownership" not in doc.content
+
+
+def test_data_table_of_links_is_kept():
+    rows = "".join(f"<tr><td><a href='/t/{n}'>Team {n}</a></td><td>{n}</td><td>{n * 3}</td></tr>"
+                   for n in range(1, 6))
+    body = article(f"<p>{PARA}</p><table><tr><th>Team</th><th>W</th><th>Pts</th></tr>{rows}"
+                   f"</table><p>{PARA}</p>")
+    doc = run(page(body), "markdown")
+    assert "| [Team 3](https://example.org/t/3) | 3 | 9 |" in doc.content
+
+
+def test_article_split_in_chunks_is_read_whole():
+    chunk = "<div class='body-chunk grid'><p>{}</p><p>{}</p></div>"
+    filler = "<div class='ad-rail'><a href='/x'>Advertisement</a></div>"
+    body = ("<main><div class='wrap'>" + chunk.format(PARA, PARA) + filler + "</div>"
+            "<div class='wrap'>" + chunk.format("Second chunk, " + PARA, PARA) + "</div></main>")
+    doc = run(page(body))
+    assert doc.content.count("This paragraph") == 4
+    assert "Second chunk" in doc.content
