@@ -28,7 +28,7 @@ _CHALLENGE_MARKUP = re.compile(
     re.IGNORECASE,
 )
 _NEEDS_JS = re.compile(
-    r"(?:enable|turn on|activate|requires?|need to enable|must enable)\s+javascript|"
+    r"(?:enable|turn on|activate|requires?|need to enable|must enable)\s+(?:javascript|js)\b|"
     r"javascript (?:is )?(?:required|disabled|must be enabled|needs to be enabled)|"
     r"doesn't work properly without javascript|without javascript enabled",
     re.IGNORECASE,
@@ -39,13 +39,15 @@ SHORT_PAGE = 1500  # visible characters: interstitials and shells say little
 
 
 def _empty_mount(body: etree._Element | None) -> bool:
-    """The body holds an empty element with an id (``#root``, ``#app``, …) and nothing else:
-    content is meant to be rendered into it by scripts."""
+    """The body holds an empty mount point — an element with an id (``#root``, ``#app``) or a
+    custom element (``<app-root>``) — and nothing else: scripts are meant to render the page."""
     if body is None:
         return False
     children = [c for c in body if isinstance(c.tag, str)]
     empty = [c for c in children if len(c) == 0 and not (c.text or "").strip()]
-    return bool(children) and len(empty) == len(children) and any(c.get("id") for c in empty)
+    return bool(children) and len(empty) == len(children) and any(
+        c.get("id") or "-" in c.tag for c in empty  # <div id="root">, <app-root>
+    )
 
 
 def challenge_reason(title: str, html: str, body: etree._Element | None,

@@ -330,3 +330,10 @@ def test_article_split_in_chunks_is_read_whole():
     doc = run(page(body))
     assert doc.content.count("This paragraph") == 4
     assert "Second chunk" in doc.content
+
+
+def test_custom_element_app_shell():
+    shell = page("<app-root></app-root><script src='/main.js'></script>", "<title>Shop</title>")
+    with pytest.raises(PipelineError) as info:
+        run(shell)
+    assert info.value.kind == "challenge"
