@@ -2,8 +2,9 @@
 
 One parse, one scoring pass: every paragraph-like block gives points (length, commas) to its
 parent and, decaying, to its ancestors; class/id names nudge the score; link density scales
-it down. The best node wins, with sibling blocks that look like part of the same article.
-Inside the winner, boilerplate (share widgets, related links, credits, bylines) is removed.
+it down. The best node wins, widened to the common ancestor of its chunks (an article split
+in several containers) and joined by sibling blocks that look like part of it. Trimming the
+winner is :mod:`handlers.html_boilerplate`'s job.
 """
 
 from __future__ import annotations
@@ -28,20 +29,17 @@ _UNLIKELY = re.compile(
 )
 _MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
 _POSITIVE = re.compile(
-    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose",
-
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
 )
 _NEGATIVE = re.compile(
-    r"hidden|^hid$|hid$|hid\s|banner|combx|comment|com-|contact|foot|footer|footnote|"
+    r"hidden|\bhid\b|banner|combx|comment|com-|contact|foot|footer|footnote|"
     r"masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|"
     r"sponsor|shopping|tags|tool|widget|byline|author|caption|credit|social|newsletter",
-
 )
 # Names that mark the article body itself: an "unlikely" wrapper around one stays.
 _ARTICLE_BODY = re.compile(
     r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
     r"main-?content|articlebody",
-
 )
 # Never removed for their names: the document, the article landmarks, links, and
 # blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
@@ -53,6 +51,7 @@ _SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
 
 
 def class_weight(element: etree._Element) -> int:
+    """±25 for class/id names that say content or boilerplate (both may apply)."""
     return _name_weight(names(element))
 
 
@@ -69,6 +68,7 @@ def _name_weight(text: str) -> int:
 
 
 def link_density(element: etree._Element) -> float:
+    """Share of the element's text that sits inside links."""
     total = text_length(element)
     if not total:
         return 0.0
@@ -152,6 +152,7 @@ _TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 
 
 
 def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
+    """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
     scores: dict[etree._Element, float] = {}
     for paragraph, text, scores_itself in _paragraphs(root):
         if len(text) < 25:
@@ -186,14 +187,16 @@ def _kind(element: etree._Element) -> tuple[str, str]:
 
 
 def best_candidate(root: etree._Element) -> etree._Element | None:
+    """The element holding the main content (possibly a new wrapper of siblings), or None
+    when nothing on the page reads like a paragraph."""
     scores = score_candidates(root)
     if not scores:
         return None
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     top = ranked[0]
-    # The article split in chunks: close runners-up, or blocks of the very same kind
-    # (tag and class) as the winner, below one common ancestor mean that ancestor is the
-    # article.
+    # The article split in chunks: close runners-up, or paragraph-sized blocks of the
+    # winner's kind (tag and first class), below one common ancestor mean that ancestor is
+    # the article.
     lineage = set(_ancestors(top))
     kind = _kind(top)
     group = []
