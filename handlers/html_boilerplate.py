@@ -20,16 +20,14 @@ _FURNITURE_NAMES = re.compile(
     r"caption|credit|byline|dateline|author|timestamp|published|updated|posted|share|"
     r"social|related|recommend|tags|subscribe|newsletter|promo|advert|sponsor|gallery-count|"
     r"\bmeta\b|entry-meta|post-meta|article-meta|kicker|breadcrumb|read-more|more-link",
-
 )
 _CREDIT = re.compile(
     r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
     r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
-
 )
 _COUNTER = re.compile(r"^\W*(?:image|photo|slide|picture)?\s*\d+\s*(?:of|/)\s*\d+\W*$",
                       re.IGNORECASE)
-_LABEL_WORDS = frozenset(w.strip().lower() for w in (
+_LABEL_WORDS = frozenset((
     "advertisement", "advert", "ad", "sponsored", "sponsored content", "caption", "close",
     "video", "share", "share this", "share this article", "tags", "comments", "expand",
     "enlarge this image", "toggle caption", "hide caption", "back to gallery", "text size",
@@ -46,7 +44,6 @@ _DATE = re.compile(
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|"
     r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
     r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
-
 )
 _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
                "header", "footer")
@@ -64,9 +61,9 @@ _TAIL_CHARS = 300
 # Calls to action and credits that close articles. Mostly anchored or phrased as commands, so
 # that a last sentence merely mentioning Twitter or a download is not mistaken for one.
 _CALL_TO_ACTION = re.compile(
-    r"^(?:subscribe|sign up|join|follow|share|download|read more|click|tap|learn more|"
-    r"get (?:the|our)|don't miss|like this|tell us|leave a|related\b|more (?:great|from|in|"
-    r"on|stories|news))|"
+    r"^(?:subscribe|sign up|join|follow|share|download|read more|click|learn more|"
+    r"get (?:the|our)|don't miss|like this|tell us|leave a|related|more (?:great|from|in|"
+    r"on|stories|news))\b|"
     r"newsletter|click here|subscribe (?:to|now|today|for)|follow (?:us|him|her|them) on|"
     r"like this (?:story|article)|\brelated (?:stories|posts|articles|coverage|content)\b|"
     r"have a (?:news )?tip|contact us|\S+@\S+\.\w{2,}|twitter\.com/|"

@@ -299,11 +299,13 @@ def test_closing_sentences_that_merely_mention_cta_words_are_kept():
         f"<p>{PARA}</p><p>{PARA}</p>"
         "<p>The deaths were not related to the storm.</p>"
         "<p>He posted the statement on Twitter.</p>"
+        "<p>Shares of the company fell 3% on Monday.</p>"
     )
     doc = run(page(body))
     assert doc.content.startswith("On Monday, Nov. 18, the council voted.")
     assert "not related to the storm" in doc.content
-    assert doc.content.endswith("He posted the statement on Twitter.")
+    assert "He posted the statement on Twitter." in doc.content
+    assert doc.content.endswith("Shares of the company fell 3% on Monday.")
 
 
 def test_title_is_the_heading_a_part_of_the_declared_title_confirms():
