@@ -133,6 +133,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
     """Drop headline, byline and dateline blocks before the first real paragraph."""
     wanted_title = _squash(title or "")
     wanted_byline = _squash(byline or "")
+    byline_pattern = (re.compile(rf"\b{re.escape(wanted_byline)}\b")
+                      if len(wanted_byline) >= 3 else None)
     seen = 0
     for element in list(main.iter()):
         if not isinstance(element.tag, str) or element is main:
@@ -154,7 +156,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         if (
             (wanted_title and text == wanted_title)
             or element.tag == "time"
-            or (wanted_byline and wanted_byline in text and len(text) < 3 * len(wanted_byline) + 40)
+            or (byline_pattern is not None and byline_pattern.search(text)
+                and len(text) < 3 * len(wanted_byline) + 40)
             or (_dateline_like(text) and _DATE.search(text))
             or (_dateline_like(text) and re.match(r"^by\s+\w", text))
         ):
