@@ -25,8 +25,11 @@ from handlers.registry import HandlerContext
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
-_SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
-                    re.IGNORECASE | re.DOTALL)
+# Optional XML prologue and comments, then the document's first HTML tag.
+_SNIFF = re.compile(
+    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
+    re.IGNORECASE | re.DOTALL,
+)
 # Fallback containers, best first: landmark tags, the main role, common body class names.
 _LANDMARK_TAGS = ("article", "main")
 _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
@@ -78,7 +81,11 @@ class HTMLHandler:
     media_types = ("text/html", "application/xhtml+xml")
 
     def sniff(self, head: bytes) -> bool:
-        return bool(_SNIFF.match(head.lstrip(b"\xef\xbb\xbf")[:1024]))
+        head = head[:1024]
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: compare as text
+            codec = "utf-16-le" if head.startswith(b"\xff\xfe") else "utf-16-be"
+            head = head[2:].decode(codec, "ignore").encode("ascii", "ignore")
+        return bool(_SNIFF.match(head.removeprefix(b"\xef\xbb\xbf")))
 
     def handle(self, body: bytes, ctx: HandlerContext) -> Document:
         if looks_binary(body):

@@ -36,6 +36,9 @@ def test_registered_and_sniffed():
     assert registry.select(None, b"  <!DOCTYPE html><html>") is HTML_HANDLER
     assert HTML_HANDLER.sniff(b"<!-- hi --><head><title>x</title>")
     assert not HTML_HANDLER.sniff(b'{"html": 1}')
+    assert HTML_HANDLER.sniff(b'<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "x"><html>')
+    assert HTML_HANDLER.sniff(b"\xff\xfe" + "<!DOCTYPE html><html>".encode("utf-16-le"))
+    assert not HTML_HANDLER.sniff(b'<?xml version="1.0"?><rss version="2.0">')
     assert pickle.loads(pickle.dumps(HTML_HANDLER)).name == "html"
 
 
