@@ -47,7 +47,11 @@ _NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote
 _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
 _COMMENTS = re.compile(r"comment|reply|disqus")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
-_SCORED = frozenset({"p", "pre", "td", "blockquote", "li", "dd"})
+_SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
+# Containers whose loose text (outside block children) is a paragraph of their own: the
+# div-and-<br> pages, and the table-layout pages whose article is a <td>.
+_LOOSE_TEXT = frozenset({"div", "section", "article", "span", "font", "center", "td", "body",
+                         "main", "form"})
 
 
 def class_weight(element: etree._Element) -> int:
@@ -140,7 +144,7 @@ def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, boo
         tag = element.tag
         if tag in _SCORED:
             yield element, " ".join(text_of(element).split()), False
-        elif tag in ("div", "section", "article", "span", "font", "center"):
+        elif tag in _LOOSE_TEXT:
             text = _own_text(element)
             if text:
                 yield element, text, True

@@ -342,3 +342,14 @@ def test_custom_element_app_shell():
     with pytest.raises(PipelineError) as info:
         run(shell)
     assert info.value.kind == "challenge"
+
+
+def test_table_layout_page_reads_the_content_cell():
+    nav = "".join(f"<a href='/s{n}'>Section {n}</a><br>" for n in range(12))
+    text = "<br><br>".join([PARA] * 4)
+    body = (f"<table><tr><td class='nav'>{nav}</td>"
+            f"<td><font face='Arial'><b>Old page</b><br>{text}</font></td></tr>"
+            "<tr><td colspan='2'>© 2003 Example</td></tr></table>")
+    doc = run(page(body))
+    assert doc.content.count("This paragraph") == 4
+    assert "Section 3" not in doc.content
