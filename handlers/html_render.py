@@ -16,14 +16,17 @@ from handlers.html_dom import text_of
 from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
-_LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-)([\w+#-]+)")
+_LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
 _MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
 
 
 def code_language(element: etree._Element) -> str:
-    """The language a ``<pre>``/``<code>`` block declares in its class, if any."""
-    for node in (element, *element.iterchildren("code")):
+    """The language a ``<pre>`` block declares in its class (or its ``<code>``'s, or its
+    highlighter wrapper's: ``<div class="highlight-source-python"><pre>``), if any."""
+    parent = element.getparent()
+    wrappers = () if parent is None else (parent,)
+    for node in (element, *element.iterchildren("code"), *wrappers):
         match = _LANGUAGE.search(node.get("class") or "")
         if match:
             return match.group(1).lower()

@@ -353,3 +353,15 @@ def test_table_layout_page_reads_the_content_cell():
     doc = run(page(body))
     assert doc.content.count("This paragraph") == 4
     assert "Section 3" not in doc.content
+
+
+@pytest.mark.parametrize(
+    ("block", "language"),
+    [("<div class='highlight highlight-source-python'><pre>x = 1</pre></div>", "python"),
+     ("<pre class='brush: ruby'>x = 1</pre>", "ruby"),
+     ("<pre data-lang='Go'>x = 1</pre>", "go"),
+     ("<pre><code>x = 1</code></pre>", "")],
+)
+def test_code_block_languages(block, language):
+    doc = run(page(article(f"<p>{PARA}</p>{block}<p>{PARA}</p>")), "markdown")
+    assert f"```{language}\nx = 1\n```" in doc.content
