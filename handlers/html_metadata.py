@@ -86,6 +86,13 @@ def _names(value: Any) -> list[str]:
     return []
 
 
+def _first_text(value: Any) -> str:
+    """A JSON-LD value that should be text: a string, or the first string of a list."""
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, str)), "")
+    return value if isinstance(value, str) else ""
+
+
 def clean_byline(text: str) -> str:
     """"By Jane Doe | Published Nov 3, 2019" → "Jane Doe"."""
     text = _BY.sub("", squash(text))
@@ -168,7 +175,7 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
            site: str | None) -> str | None:
     title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
     declared = [meta.get("og:title", ""), meta.get("twitter:title", ""),
-                squash(str(ld.get("headline") or "")), title_tag]
+                squash(_first_text(ld.get("headline"))), title_tag]
     cleaned = [_strip_site(d, site) for d in declared if d]
     lowered = [c.lower() for c in cleaned]
     parts = {p.strip().lower() for d in declared for p in _TITLE_SEPARATORS.split(d)}
