@@ -59,8 +59,11 @@ def challenge_reason(title: str, html: str, body: etree._Element | None,
     if len(visible_text) > SHORT_PAGE:
         return None
     markup = _CHALLENGE_MARKUP.search(html) is not None
-    match = _CHALLENGE.search(title) or _CHALLENGE.search(visible_text)
-    if match and (markup or len(visible_text) < 600):
+    # The title of an interstitial says so; a phrase in the body counts on a tiny page only.
+    match = _CHALLENGE.search(title) if len(visible_text) < 800 else None
+    if match is None and (markup or len(visible_text) < 400):
+        match = _CHALLENGE.search(visible_text)
+    if match:
         return f"bot challenge page ({match.group(0).lower()!r})"
     if markup and len(visible_text) < 300:
         return "bot challenge page (challenge markup)"

@@ -365,3 +365,10 @@ def test_table_layout_page_reads_the_content_cell():
 def test_code_block_languages(block, language):
     doc = run(page(article(f"<p>{PARA}</p>{block}<p>{PARA}</p>")), "markdown")
     assert f"```{language}\nx = 1\n```" in doc.content
+
+
+def test_short_news_about_access_denied_is_not_a_challenge():
+    text = ("A federal court denied access to the records on Tuesday, ruling that the agency "
+            "may withhold them, and the plaintiffs said they would appeal the decision. ") * 6
+    doc = run(page(article(f"<p>{text}</p>"), "<title>Access denied: court rejects appeal</title>"))
+    assert "federal court" in doc.content
