@@ -33,6 +33,7 @@ _NEEDS_JS = re.compile(
     r"doesn't work properly without javascript|without javascript enabled",
     re.IGNORECASE,
 )
+_PLACEHOLDER = re.compile(r"^\W*(?:loading|please wait|one moment)\W*$", re.IGNORECASE)
 _NOSCRIPT = re.compile(r"<noscript[^>]*>(.*?)</noscript>", re.IGNORECASE | re.DOTALL)
 _SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
 SHORT_PAGE = 1500  # visible characters: interstitials and shells say little
@@ -74,4 +75,6 @@ def challenge_reason(title: str, html: str, body: etree._Element | None,
             return f"JavaScript app shell without content ({needs_js.group(0).lower()!r})"
         if _empty_mount(body):
             return "JavaScript app shell without content (empty mount point)"
+        if _PLACEHOLDER.match(visible_text):
+            return f"JavaScript app shell without content ({visible_text[:40]!r})"
     return None

@@ -372,3 +372,10 @@ def test_short_news_about_access_denied_is_not_a_challenge():
             "may withhold them, and the plaintiffs said they would appeal the decision. ") * 6
     doc = run(page(article(f"<p>{text}</p>"), "<title>Access denied: court rejects appeal</title>"))
     assert "federal court" in doc.content
+
+
+def test_loading_placeholder_shell():
+    shell = page("<div id='app'>Loading…</div><script src='/app.js'></script>", "<title>App</title>")
+    with pytest.raises(PipelineError) as info:
+        run(shell)
+    assert info.value.kind == "challenge"
