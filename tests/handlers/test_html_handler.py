@@ -375,7 +375,8 @@ def test_short_news_about_access_denied_is_not_a_challenge():
 
 
 def test_loading_placeholder_shell():
-    shell = page("<div id='app'>Loading…</div><script src='/app.js'></script>", "<title>App</title>")
+    shell = page("<div id='app'>Loading…</div><script src='/app.js'></script>",
+                 "<title>App</title>")
     with pytest.raises(PipelineError) as info:
         run(shell)
     assert info.value.kind == "challenge"
