@@ -21,7 +21,8 @@ from handlers.html_tags import BLOCK_TAGS
 # Name patterns are matched against lower-cased class/id strings (``names``).
 # Containers that are boilerplate by name, unless the name also says "this is the article".
 _UNLIKELY = re.compile(
-    r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscri|promo|"
+    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|newsletter|"
+    r"subscri|promo|"
     r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
     r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
     r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
@@ -97,7 +98,8 @@ def remove_unlikely(root: etree._Element) -> None:
         tag = element.tag
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY:
             continue
-        if tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES:
+        if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
+                or element.get("itemprop") == "comment"):
             doomed.append(element)
             continue
         if (element.get("class") or element.get("id")) and _unlikely_name(names(element)):

@@ -380,3 +380,15 @@ def test_loading_placeholder_shell():
     with pytest.raises(PipelineError) as info:
         run(shell)
     assert info.value.kind == "challenge"
+
+
+@pytest.mark.parametrize("name", ["comments", "discussion"])
+def test_comment_threads_are_left_out(name):
+    thread = "".join(
+        f"<article class='reply-item'><p>Reader {n} says: {PARA}{PARA}</p></article>"
+        for n in range(6)
+    )
+    doc = run(page(article(f"<p>{PARA}</p><p>{PARA}</p>") + f"<section id='{name}'>{thread}"
+                   "</section>"))
+    assert "Reader" not in doc.content
+    assert doc.content.count("This paragraph") == 2
