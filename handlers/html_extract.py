@@ -46,7 +46,7 @@ _ARTICLE_BODY = re.compile(
 # blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
 _NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
 _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
-_COMMENTS = re.compile(r"comment|reply|disqus")
+_COMMENTS = re.compile(r"comment|reply|replies|disqus|discussion")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
 # Containers whose loose text (outside block children) is a paragraph of their own: the
@@ -108,12 +108,17 @@ def remove_unlikely(root: etree._Element) -> None:
     for element in doomed:  # document order: an ancestor is decided before its descendants
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if element.tag not in _LANDMARK_TAGS and (
+        if element.tag not in _LANDMARK_TAGS and not _is_thread(element) and (
             text_length(element) > total / 2 or _holds_article(element)
         ):
             continue
         removed.add(element)
         drop(element)
+
+
+def _is_thread(element: etree._Element) -> bool:
+    """A comment thread: out however much text it holds (comments are off by default)."""
+    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(names(element)))
 
 
 def _holds_article(element: etree._Element) -> bool:
