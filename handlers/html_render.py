@@ -35,6 +35,14 @@ def code_language(element: etree._Element) -> str:
     return ""
 
 
+def _spaced(element: etree._Element, formatted: str) -> str:
+    """Keep the whitespace the element's text had at its edges outside the markup."""
+    text = text_of(element)
+    lead = " " if text[:1].isspace() else ""
+    trail = " " if text[-1:].isspace() else ""
+    return f"{lead}{formatted}{trail}"
+
+
 class _Renderer:
     def __init__(self, markdown: bool, base_url: str) -> None:
         self.markdown = markdown
@@ -115,7 +123,7 @@ class _Renderer:
             return
         text = _SPACE.sub(" ", self.inner(element)).strip()
         if text:
-            self.line.append(f"{mark}{text}{mark}")
+            self.line.append(_spaced(element, f"{mark}{text}{mark}"))
 
     def tag_strong(self, element: etree._Element) -> None:
         self._emphasis(element, "**")
@@ -138,7 +146,7 @@ class _Renderer:
             return
         text = _SPACE.sub(" ", self.inner(element)).strip()
         if text:
-            self.line.append(f"[{text}]({urljoin(self.base_url, href.strip())})")
+            self.line.append(_spaced(element, f"[{text}]({urljoin(self.base_url, href.strip())})"))
 
     def tag_img(self, element: etree._Element) -> None:
         if not self.markdown:
@@ -161,6 +169,7 @@ class _Renderer:
 
     def _list(self, element: etree._Element, ordered: bool) -> None:
         self.flush()
+        items = []
         number = 0
         for child in element:
             if child.tag != "li":
@@ -172,11 +181,13 @@ class _Renderer:
                 continue
             if self.markdown:
                 marker = f"{number}. " if ordered else "- "
-                text = text.replace("\n", "\n" + " " * len(marker))
-                self.blocks.append(marker + text)
+                text = text.replace("\n\n", "\n").replace("\n", "\n" + " " * len(marker))
+                items.append(marker + text)
             else:
-                self.blocks.append(text)
+                items.append(text)
         self.flush()
+        if items:  # one block: a tight list
+            self.blocks.append("\n".join(items))
 
     def tag_ul(self, element: etree._Element) -> None:
         self._list(element, ordered=False)
