@@ -153,8 +153,10 @@ class _Renderer:
             return
         alt = _SPACE.sub(" ", element.get("alt") or "").strip()
         src = (element.get("src") or "").strip()
+        if not alt:  # decorative (HTML's own rule for empty alt) or a tracking pixel
+            return
         if src.startswith("data:"):
-            self.line.append(f"[image: {alt}]" if alt else "")
+            self.line.append(f"[image: {alt}]")
         elif src:
             self.line.append(f"![{alt}]({urljoin(self.base_url, src)})")
 

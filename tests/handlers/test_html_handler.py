@@ -392,3 +392,10 @@ def test_comment_threads_are_left_out(name):
                    "</section>"))
     assert "Reader" not in doc.content
     assert doc.content.count("This paragraph") == 2
+
+
+def test_images_without_alt_text_are_left_out_of_markdown():
+    body = article(f"<p>{PARA}</p><img src='/pixel.gif'><img src='data:image/gif;base64,R0'>"
+                   f"<p>{PARA}</p>")
+    doc = run(page(body), "markdown")
+    assert "pixel" not in doc.content and "![" not in doc.content and "[image" not in doc.content
