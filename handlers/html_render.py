@@ -153,6 +153,10 @@ class _Renderer:
             return
         alt = _SPACE.sub(" ", element.get("alt") or "").strip()
         src = (element.get("src") or "").strip()
+        if not src or src.startswith("data:"):  # lazy loading keeps the real one aside
+            lazy = element.get("data-src") or element.get("data-lazy-src") or element.get(
+                "data-original")
+            src = lazy.strip() if lazy else src
         if not alt:  # decorative (HTML's own rule for empty alt) or a tracking pixel
             return
         if src.startswith("data:"):
