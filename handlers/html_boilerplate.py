@@ -25,6 +25,9 @@ _CREDIT = re.compile(
     r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
     r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
 )
+# Credit lines naming a stock-photo agency ("Jane Roe/Getty Images"); news agencies are left
+# alone, as "… told Reuters." closes sentences too.
+_PHOTO_AGENCY = re.compile(r"(?:getty ?images|shutterstock|istock(?:photo)?|alamy)\W*$")
 _COUNTER = re.compile(r"^\W*(?:image|photo|slide|picture)?\s*\d+\s*(?:of|/)\s*\d+\W*$",
                       re.IGNORECASE)
 _LABEL_WORDS = frozenset((
@@ -96,7 +99,8 @@ def _is_furniture_text(text: str) -> bool:
         return False
     short = squashed.strip(" :|·•-–—")
     return short in _LABEL_WORDS or (len(short) < 200 and bool(
-        _CREDIT.match(short) or _COUNTER.match(short) or _PROMO_LEAD.match(squashed)))
+        _CREDIT.match(short) or _COUNTER.match(short) or _PROMO_LEAD.match(squashed)
+        or _PHOTO_AGENCY.search(short)))
 
 
 def _data_table(table: etree._Element) -> bool:
@@ -164,9 +168,21 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
             drop(element)
 
 
+def _figure_caption(element: etree._Element) -> bool:
+    """Text a ``<figure>`` holds beside its picture, without ``<figcaption>``: a caption or a
+    credit. (Figures also wrap quotations, code and tables: those stay.)"""
+    parent = element.getparent()
+    return (parent is not None and parent.tag == "figure"
+            and element.tag in ("span", "div", "p", "small", "cite")
+            and element.find(".//img") is None
+            and not any(element.iter("blockquote", "pre", "table", "code")))
+
+
 def _is_furniture(element: etree._Element, wanted_title: str) -> bool:
     tag = element.tag
     if tag == "figcaption" or _removable_by_name(element) or _link_block(element):
+        return True
+    if _figure_caption(element):
         return True
     if tag in ("h1", "h2") and wanted_title:
         return _squash(text_of(element)) == wanted_title

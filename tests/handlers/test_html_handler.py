@@ -399,3 +399,16 @@ def test_images_without_alt_text_are_left_out_of_markdown():
                    f"<p>{PARA}</p>")
     doc = run(page(body), "markdown")
     assert "pixel" not in doc.content and "![" not in doc.content and "[image" not in doc.content
+
+
+def test_figure_text_without_figcaption_is_a_caption_but_figure_quotes_stay():
+    body = article(
+        f"<p>{PARA}</p>"
+        "<figure><img src='/a.jpg' alt='river'><span class='meta'>The river at dawn."
+        " <cite>Jane Roe/Getty Images</cite></span></figure>"
+        "<figure><blockquote>Words worth quoting, kept.</blockquote></figure>"
+        f"<p>{PARA}</p>"
+    )
+    doc = run(page(body))
+    assert "river at dawn" not in doc.content and "Getty" not in doc.content
+    assert "Words worth quoting, kept." in doc.content
