@@ -17,7 +17,7 @@ from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dom import parse, text_length, text_of
-from handlers.html_extract import best_candidate, remove_unlikely
+from handlers.html_extract import best_candidate, remove_unlikely, take_threads
 from handlers.html_metadata import extract_metadata
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason
@@ -109,6 +109,8 @@ class HTMLHandler:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
+        # Comments are left out unless asked for; then they follow the article.
+        threads = take_threads(root) if ctx.options.get("include_comments") else []
         remove_unlikely(root)
         main = best_candidate(page)
         content = ""
@@ -120,6 +122,10 @@ class HTMLHandler:
                                      (title, metadata.get("byline")))
         if not content.strip():
             raise PipelineError("empty", "no extractable text on the page")
+        comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
+                                              for t in threads)))
+        if comments:
+            content += ("\n\n## Comments\n\n" if markdown else "\n\nComments\n\n") + comments
         if hidden:
             metadata["hidden_removed"] = hidden
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)

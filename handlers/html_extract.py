@@ -121,6 +121,19 @@ def _is_thread(element: etree._Element) -> bool:
     return element.get("itemprop") == "comment" or bool(_COMMENTS.search(names(element)))
 
 
+def take_threads(root: etree._Element) -> list[etree._Element]:
+    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
+    threads: list[etree._Element] = []
+    for element in root.iter():
+        if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
+                and _is_thread(element)
+                and not any(a in threads for a in element.iterancestors())):
+            threads.append(element)
+    for thread in threads:
+        drop(thread)
+    return threads
+
+
 def _holds_article(element: etree._Element) -> bool:
     for node in element.iter("article", "div", "section"):
         if (node.get("itemprop") or "").lower() == "articlebody":

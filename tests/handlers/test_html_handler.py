@@ -412,3 +412,13 @@ def test_figure_text_without_figcaption_is_a_caption_but_figure_quotes_stay():
     doc = run(page(body))
     assert "river at dawn" not in doc.content and "Getty" not in doc.content
     assert "Words worth quoting, kept." in doc.content
+
+
+def test_comments_on_request_follow_the_article():
+    thread = "<section id='comments'><p>Reader one says: well written, thanks.</p></section>"
+    body = page(article(f"<p>{PARA}</p><p>{PARA}</p>") + thread)
+    assert "Reader one" not in run(body).content
+    doc = HTML_HANDLER.handle(body, HandlerContext(url="https://e.org/", format="markdown",
+                                                   options={"include_comments": True}))
+    article_part, _, comments = doc.content.partition("## Comments")
+    assert "This paragraph" in article_part and "Reader one says" in comments
