@@ -20,7 +20,7 @@ from handlers.html_dom import parse, text_length, text_of
 from handlers.html_extract import best_candidate, remove_unlikely, take_threads
 from handlers.html_metadata import extract_metadata
 from handlers.html_render import render
-from handlers.html_signals import challenge_reason
+from handlers.html_signals import challenge_reason, looks_binary
 from handlers.registry import HandlerContext
 from pipeline.errors import PipelineError
 from pipeline.models import Document
@@ -36,21 +36,6 @@ _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
 _LONGER = 1.3
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
-
-
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
-# C0 controls that never occur in text (tab, newlines, form feed and ESC — ISO-2022 — do).
-_BINARY_BYTES = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
-
-
-def looks_binary(body: bytes) -> bool:
-    """More than 5% of the first 4 KiB are control bytes text never holds (UTF-16/32 with a
-    BOM excepted)."""
-    head = body[:4096]
-    if not head or head.startswith(_BOMS):
-        return False
-    controls = len(head) - len(head.translate(None, _BINARY_BYTES))
-    return controls > 0.05 * len(head)
 
 
 def _landmarks(root: etree._Element) -> list[list[etree._Element]]:

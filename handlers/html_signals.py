@@ -1,4 +1,4 @@
-"""Is this page a bot check or a JavaScript-only app shell rather than a document?
+"""Is this page a bot check, a JavaScript-only app shell, or not text at all?
 
 Generic signals only: the phrases challenge interstitials and app shells show their human
 visitors, checked against a page whose visible text is short (a long article that mentions
@@ -78,3 +78,18 @@ def challenge_reason(title: str, html: str, body: etree._Element | None,
         if _PLACEHOLDER.match(visible_text):
             return f"JavaScript app shell without content ({visible_text[:40]!r})"
     return None
+
+
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+# C0 controls that never occur in text (tab, newlines, form feed and ESC — ISO-2022 — do).
+_BINARY_BYTES = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
+
+
+def looks_binary(body: bytes) -> bool:
+    """More than 5% of the first 4 KiB are control bytes text never holds (UTF-16/32 with a
+    BOM excepted)."""
+    head = body[:4096]
+    if not head or head.startswith(_BOMS):
+        return False
+    controls = len(head) - len(head.translate(None, _BINARY_BYTES))
+    return controls > 0.05 * len(head)
