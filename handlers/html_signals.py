@@ -80,7 +80,7 @@ def challenge_reason(title: str, html: str, body: etree._Element | None,
     return None
 
 
-_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 # C0 controls that never occur in text (tab, newlines, form feed and ESC — ISO-2022 — do).
 _BINARY_BYTES = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
 
