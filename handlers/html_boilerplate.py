@@ -50,7 +50,6 @@ _DATE = re.compile(
 )
 _CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
                "header", "footer")
-_LEAF_BREAKERS = frozenset((*_CONTAINERS, "h1", "h2", "h3"))
 _PROSE_CHARS = 150
 # A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
 _SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
@@ -146,8 +145,7 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         if element.getparent() is None:
             continue
         # Leaf-ish blocks only: a container holding the article must not be judged whole.
-        if any(isinstance(c.tag, str) and c.tag in _LEAF_BREAKERS
-               for c in element):
+        if any(c.tag in BLOCK_TAGS for c in element):
             continue
         text = _squash(text_of(element))
         if not text:
