@@ -48,8 +48,9 @@ _DATE = re.compile(
     r"\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
     r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
 )
-_CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "span", "p", "figure",
-               "header", "footer")
+# Blocks that can be a list of links rather than prose.
+_CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure", "header",
+               "footer")
 _PROSE_CHARS = 150
 # A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
 _SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
@@ -112,7 +113,7 @@ def _data_table(table: etree._Element) -> bool:
 
 def _link_block(element: etree._Element) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
-    if element.tag not in _CONTAINERS or element.tag == "span":
+    if element.tag not in _CONTAINERS:
         return False
     if element.tag == "table" and _data_table(element):
         return False  # rows of linked names with figures: data, not navigation
