@@ -18,15 +18,20 @@ from handlers.registry import (
 )
 
 BUILTIN_HANDLERS: tuple[str, ...] = (
+    "handlers.json:handler",
+    # text claims text/*: keep it after every handler of a specific text type (HTML...).
+    "handlers.text:handler",
 )
 
 
+def load_handler(spec: str) -> ContentHandler:
+    """The handler a ``"module:attribute"`` spec names."""
+    module, _, attribute = spec.partition(":")
+    return getattr(import_module(module), attribute)
+
+
 def builtin_handlers() -> list[ContentHandler]:
-    found: list[ContentHandler] = []
-    for spec in BUILTIN_HANDLERS:
-        module, _, attribute = spec.partition(":")
-        found.append(getattr(import_module(module), attribute))
-    return found
+    return [load_handler(spec) for spec in BUILTIN_HANDLERS]
 
 
 @cache
@@ -37,10 +42,28 @@ def default_registry() -> HandlerRegistry:
     return registry
 
 
+@cache
+def registry_for(specs: tuple[str, ...] = ()) -> HandlerRegistry:
+    """The default registry plus the handlers ``specs`` name (before the built-ins).
+
+    Worker processes call this with the same specs as the parent, so a handler given by
+    ``--handler module:attribute`` runs in batch mode too.
+    """
+    if not specs:
+        return default_registry()
+    registry = HandlerRegistry(builtin_handlers())
+    load_entry_point_handlers(registry)
+    for spec in specs:
+        registry.register(load_handler(spec))
+    return registry
+
+
 __all__ = [
     "BUILTIN_HANDLERS",
     "ContentHandler",
     "HandlerContext",
     "HandlerRegistry",
     "default_registry",
+    "load_handler",
+    "registry_for",
 ]
