@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, NoReturn
 
 from pipeline.engine import BatchEngine, Summary, feed, read_lines
 from pipeline.errors import PipelineError
-from pipeline.extract import NativeExtractor
+from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.models import Record
 from pipeline.settings import Settings, load_settings
@@ -192,13 +192,15 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             else JsonlSink(sys.stdout.buffer))
     source = _open_input(args.urls)
     stop = asyncio.Event()
+    registry = load_registry(settings)  # a bad --handler is a config error, before any work
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
     try:
         if not settings.quiet and args.resume:
             print(f"{PROG}: resuming: {len(done or ())} records already in {args.output}"
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
-        async with NativeExtractor(settings, fetcher=fetcher, runner=runner) as extractor:
+        async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
+                                   registry=registry) as extractor:
             engine = BatchEngine(settings, extractor.extract_one, sink.write, done=done,
                                  on_record=progress.update)
             undo = _install_stop(stop)
