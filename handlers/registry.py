@@ -51,6 +51,9 @@ class ContentHandler(Protocol):
       (``*/*+json``, ``text/*``), lower-case, without parameters.
     * ``sniff(head)``: given the first bytes (up to 1 KiB), True when the body is surely of
       this handler's kind. Used when the media type is missing, generic or contradicted.
+      A handler whose sniff only recognises a kind of bytes, not a format (plain text),
+      sets ``weak_sniff = True``: it is then tried after every other sniff and never
+      overrides a media type.
     * ``handle(body, ctx)``: pure and CPU-bound; returns a Document or raises
       ``PipelineError`` (``decode``, ``extract``, ``empty``, ``challenge``). Any other
       exception is reported as ``extract``. Must be picklable (a module-level instance):
@@ -101,16 +104,17 @@ class HandlerRegistry:
         media_type = media_type.lower()
         return any(_matches(p, media_type) for h in self.handlers for p in h.media_types)
 
-    def _sniffed(self, head: bytes) -> ContentHandler | None:
+    def _sniffed(self, head: bytes, *, weak: bool) -> ContentHandler | None:
         for handler in self.handlers:
-            if handler.sniff(head):
+            if getattr(handler, "weak_sniff", False) == weak and handler.sniff(head):
                 return handler
         return None
 
     def select(self, media_type: str | None, head: bytes) -> ContentHandler:
         """Pick the handler for a body whose first bytes are ``head``."""
         media_type = (media_type or "").lower()
-        sniffed = self._sniffed(head[:1024])
+        head = head[:1024]
+        sniffed = self._sniffed(head, weak=False)
         if media_type not in GENERIC_TYPES:
             for handler in self.handlers:
                 if any(_matches(p, media_type) for p in handler.media_types):
@@ -118,6 +122,7 @@ class HandlerRegistry:
                     if sniffed is not None and sniffed is not handler and not handler.sniff(head):
                         return sniffed
                     return handler
+        sniffed = sniffed or self._sniffed(head, weak=True)
         if sniffed is not None:
             return sniffed
         raise PipelineError(
