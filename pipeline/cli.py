@@ -44,11 +44,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
+# Help for settings whose description does not fit a flag (or that have none).
+_HELP = {
+    "format": "content format of records",
+    "workers": "handler process-pool size; default: the machine's cores ({default})",
+    "user_agent": "User-Agent header sent with every request",
+    "instruction": "what the compressor should keep (with --compress)",
+    "extract_backend": "extract provider(s) in order of preference",
+    "compress": "compress long content with the configured LLM compressor",
+    "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
+}
+
+
 def _default(name: str) -> str:
     info = Settings.model_fields[name]
     value = info.get_default(call_default_factory=True)
-    text = f"{info.description}; " if info.description else ""
-    return f"{text}default: {value}"
+    text = _HELP.get(name, info.description or "")
+    if "{default}" in text:
+        return text.format(default=value)
+    return f"{text}; default: {value}" if text else f"default: {value}"
 
 
 # (flag, settings field, argparse keywords) for every limit and switch.
@@ -101,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
                             help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
+        help_text = _HELP["head"] if name == "head" else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
-                            help=_default(name))
+                            help=help_text)
     return parser
 
 
@@ -243,6 +258,11 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read stdout is gone (``| head``): stop quietly, like any other filter, and
+        # keep the interpreter's final flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     if not settings.quiet:
         print(f"{PROG}: {summary.describe()}", file=sys.stderr)
     if summary.interrupted:

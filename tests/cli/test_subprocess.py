@@ -68,6 +68,15 @@ def test_stderr_that_is_not_a_terminal_gets_the_summary_only(url_file):
     assert len(lines) == 1 and "40 records" in lines[0] and "\r" not in stderr.decode()
 
 
+def test_a_closed_stdout_ends_the_run_quietly(url_file):
+    proc = start([str(url_file), "--concurrency", "1"], delay=0.05)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    _, stderr = proc.communicate(timeout=60)
+    assert b'"index":0' in first
+    assert proc.returncode == 0 and b"Traceback" not in stderr
+
+
 def test_python_dash_m_pipeline_usage_error_exits_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pipeline", str(tmp_path / "none.txt")],
                           cwd=ROOT, capture_output=True, timeout=60)

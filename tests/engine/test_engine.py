@@ -149,3 +149,39 @@ async def test_stop_writes_finished_work_and_drops_the_rest():
         summary = await asyncio.wait_for(running, 5)
     assert summary.interrupted
     assert [r.index for r in written] == [0, 1]
+
+
+class HeadBlocked(FakeFetcher):
+    """The first URL waits for ``release``; every other URL answers at once."""
+
+    def __init__(self, routes, first):
+        super().__init__(routes)
+        self.first = first
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def fetch(self, url):
+        self.started += 1
+        if url == self.first:
+            await self.release.wait()
+        return await super().fetch(url)
+
+
+async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
+    from pipeline.engine import REORDER_FACTOR
+
+    urls, data = numbered(200)
+    fetcher = HeadBlocked({u: page(u, b"x") for u in urls}, urls[0])
+    config = settings(concurrency=4, ordered=True)
+    written: list[Record] = []
+    async with NativeExtractor(config, fetcher=fetcher) as native:
+        engine = BatchEngine(config, native.extract_one, written.append)
+        running = asyncio.ensure_future(engine.run(feed(read_lines(io.BytesIO(data)))))
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+        started = fetcher.started
+        assert written == [] and started == REORDER_FACTOR * 4  # input stopped at the bound
+        fetcher.release.set()
+        await asyncio.wait_for(running, 10)
+    assert [r.index for r in written] == list(range(200))
+    assert engine._inflight == {} and len(engine._recent) <= 256
