@@ -35,7 +35,6 @@ class TextHandler:
 
     name = "text"
     media_types = ("text/plain", "text/markdown", "text/x-markdown", "text/csv", "text/*")
-    weak_sniff = True  # "decodes as text" names no format: never overrides a media type
 
     def sniff(self, head: bytes) -> bool:
         return _decodes_as_text(head) and not _MARKUP.search(head)

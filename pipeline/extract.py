@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers import HandlerContext, HandlerRegistry, registry_for
-from handlers.registry import GENERIC_TYPES
 from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch.base import Fetcher, FetchError
 from pipeline.models import ErrorInfo, OutputFormat, Record
@@ -75,9 +74,8 @@ class NativeExtractor:
         return True
 
     def rejects_media_type(self, media_type: str | None) -> bool:
-        """True when no handler could take this type (used by the fetcher's HEAD guard)."""
-        media_type = (media_type or "").lower()
-        return media_type not in GENERIC_TYPES and not self.registry.claims(media_type)
+        """True when no handler could take this type (the fetcher's early rejection)."""
+        return self.registry.rejects_early(media_type)
 
     def _make_fetcher(self) -> Fetcher:
         try:

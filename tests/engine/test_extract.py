@@ -116,6 +116,8 @@ def test_unknown_handler_spec_is_a_config_error():
 def test_media_types_no_handler_could_take_are_rejected_early():
     native = NativeExtractor(SETTINGS, fetcher=FakeFetcher({}))
     assert native.rejects_media_type("video/mp4")
+    assert native.rejects_media_type("image/png; charset=binary")
+    assert not native.rejects_media_type("application/pdf")
     assert not native.rejects_media_type("text/plain")
     assert not native.rejects_media_type("application/octet-stream")
     assert not native.rejects_media_type(None)

@@ -85,29 +85,3 @@ def test_json_sniff_accepts_a_long_document_cut_by_the_window():
     assert not json_handler.sniff(b"[citation needed] is a phrase")
     assert not json_handler.sniff(b"plain words")
 
-
-def test_weak_text_sniff_never_overrides_a_media_type():
-    from handlers import HandlerRegistry
-    from handlers.registry import ContentHandler
-    from pipeline.models import Document
-
-    class Custom:
-        name = "custom"
-        media_types = ("application/x-custom",)
-
-        def sniff(self, head: bytes) -> bool:
-            return False
-
-        def handle(self, body, ctx) -> Document:
-            return Document(content="custom")
-
-    custom = Custom()
-    assert isinstance(custom, ContentHandler)
-    registry = HandlerRegistry([text_handler, json_handler])
-    registry.register(custom)
-    assert registry.select("application/x-custom", b"plain words").name == "custom"
-    # With no usable label, a format's sniff beats "it decodes as text", whatever the order.
-    assert registry.select(None, b'{"a": 1}').name == "json"
-    assert registry.select(None, b"plain words").name == "text"
-    # A malformed JSON body labelled JSON stays with the JSON handler (which says 'decode').
-    assert registry.select("application/json", b"{broken").name == "json"
