@@ -201,8 +201,11 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
     dropped = 0
     if args.resume:
         done, dropped = scan_done(args.output)
-    total = _count_urls(args.urls)
-    progress = _Progress(total, enabled=not settings.quiet and sys.stderr.isatty())
+    show = not settings.quiet and sys.stderr.isatty()
+    total = _count_urls(args.urls) if show else None
+    if total is not None and done is not None:
+        total = max(0, total - len(done))  # what this run has left to do
+    progress = _Progress(total, enabled=show)
     sink = (JsonlSink.open(args.output, append=args.resume) if args.output
             else JsonlSink(sys.stdout.buffer))
     source = _open_input(args.urls)
