@@ -14,9 +14,9 @@ import codecs
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from pipeline.errors import sanitize_message
 from pipeline.models import ErrorInfo, Record
@@ -30,6 +30,7 @@ DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
 GRACE_SECONDS = 3.0  # how long in-flight work may finish after a stop request
 
+T = TypeVar("T")
 Extract = Callable[[str], Awaitable[Record]]
 Write = Callable[[Record], None]
 
@@ -70,9 +71,9 @@ def read_lines(stream: BinaryIO) -> Iterator[InputLine]:
         index += 1
 
 
-async def feed(lines: Iterator[InputLine]) -> AsyncIterator[InputLine]:
+async def feed(lines: Iterator[InputLine]) -> AsyncIterator[list[InputLine]]:
     """Iterate ``lines`` in a daemon thread (a blocked read never holds up the loop nor the
-    interpreter's exit), a few batches ahead at most."""
+    interpreter's exit), yielding batches, a few batches ahead at most."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[list[InputLine] | BaseException | None] = asyncio.Queue(maxsize=4)
 
@@ -103,8 +104,7 @@ async def feed(lines: Iterator[InputLine]) -> AsyncIterator[InputLine]:
     while (item := await queue.get()) is not None:
         if isinstance(item, BaseException):
             raise item
-        for line in item:
-            yield line
+        yield item
 
 
 @dataclass
@@ -228,38 +228,50 @@ class BatchEngine:
         while self._slots and self._slots[0].record is not None:
             self._emit(self._slots.popleft().record)
 
-    async def run(self, lines: AsyncIterator[InputLine],
+    async def run(self, batches: AsyncIterator[Sequence[InputLine]],
                   stop: asyncio.Event | None = None) -> Summary:
-        """Process every line (or until ``stop`` is set); returns the summary."""
+        """Process every line of every batch (or until ``stop`` is set); returns the
+        summary."""
         stop = stop or asyncio.Event()
         stopping = asyncio.ensure_future(stop.wait())
         pending: dict[asyncio.Task[Record], tuple[InputLine, _Slot | None]] = {}
         ordered = self.settings.ordered
         limit = self.settings.concurrency
         buffer_limit = REORDER_FACTOR * limit
+        # Finished tasks queue up here, so waiting costs the same whatever the concurrency.
+        completed: deque[asyncio.Task[Record]] = deque()
+        progress = asyncio.Event()
 
-        async def settle(timeout: float | None = None) -> None:
-            done, _ = await asyncio.wait([*pending, stopping], timeout=timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if task is not stopping:
-                    self._finished(task, *pending.pop(task))
+        def on_done(task: asyncio.Task[Record]) -> None:
+            completed.append(task)
+            progress.set()
+
+        async def settle() -> None:
+            if not completed:
+                progress.clear()
+                await _first(progress.wait(), stopping)
+            while completed:
+                task = completed.popleft()
+                self._finished(task, *pending.pop(task))
 
         try:
-            async for line in _until(lines, stop):
-                if self._done is not None and (line.index, line.url) in self._done:
-                    self.summary.skipped += 1
-                    continue
-                while not stop.is_set() and (
-                    len(pending) >= limit or (ordered and len(self._slots) >= buffer_limit)
-                ):
-                    await settle()
-                if stop.is_set():
-                    break
-                slot = _Slot() if ordered else None
-                if slot is not None:
-                    self._slots.append(slot)
-                pending[asyncio.ensure_future(self._process(line))] = (line, slot)
+            async for batch in _until(batches, stop):
+                for line in batch:
+                    if self._done is not None and (line.index, line.url) in self._done:
+                        self.summary.skipped += 1
+                        continue
+                    while not stop.is_set() and (
+                        len(pending) >= limit or (ordered and len(self._slots) >= buffer_limit)
+                    ):
+                        await settle()
+                    if stop.is_set():
+                        break
+                    slot = _Slot() if ordered else None
+                    if slot is not None:
+                        self._slots.append(slot)
+                    task = asyncio.ensure_future(self._process(line))
+                    pending[task] = (line, slot)
+                    task.add_done_callback(on_done)
             while pending and not stop.is_set():
                 await settle()
             if pending:
@@ -290,10 +302,18 @@ class BatchEngine:
         self._slots.clear()
 
 
-async def _until(lines: AsyncIterator[InputLine], stop: asyncio.Event
-                 ) -> AsyncIterator[InputLine]:
-    """``lines`` until ``stop`` is set, even while waiting for the next line."""
-    iterator = aiter(lines)
+async def _first(awaitable: Awaitable[object], other: asyncio.Future[object]) -> None:
+    """Wait until ``awaitable`` or ``other`` is done (``other`` is left running)."""
+    waiter = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait([waiter, other], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+
+
+async def _until(items: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
+    """``items`` until ``stop`` is set, even while waiting for the next one."""
+    iterator = aiter(items)
     stopping = asyncio.ensure_future(stop.wait())
     try:
         while not stop.is_set():

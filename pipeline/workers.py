@@ -3,9 +3,10 @@
 * :class:`InlineRunner` runs it in a thread — for a library caller extracting a few URLs,
   who should not pay for starting processes.
 * :class:`ProcessRunner` runs it in a pool of worker processes — for batch mode. Each worker
-  has its own pipe, so a worker that hangs past the time limit or dies (``os._exit``, a
-  segfault) costs only its own document: it is replaced, the others keep working.
-  (``concurrent.futures.ProcessPoolExecutor`` marks the whole pool broken instead.)
+  has its own pipe, read from the event loop (no thread hop per document), so a worker that
+  hangs past the time limit or dies (``os._exit``, a segfault) costs only its own document:
+  it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
+  marks the whole pool broken instead.)
 
 Workers rebuild the handler registry themselves (:func:`handlers.registry_for`) from the
 same ``module:attribute`` specs as the parent; a handler not in that registry is sent
@@ -18,7 +19,6 @@ import asyncio
 import contextlib
 import multiprocessing
 import signal
-from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
@@ -82,9 +82,15 @@ class InlineRunner:
 
 
 def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
-    """A worker process: answer jobs from the pipe until told to stop or orphaned."""
+    """A worker process: say ready, then answer jobs from the pipe until told to stop or
+    orphaned."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when work stops
-    registry = registry_for(specs)
+    try:
+        registry = registry_for(specs)
+    except Exception as exc:
+        conn.send(("fatal", f"cannot load handlers {list(specs)}: {exc}"))
+        return
+    conn.send(("ready",))
     while True:
         try:
             job = conn.recv()
@@ -110,54 +116,103 @@ def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
 
 
 class _Worker:
-    """One worker process and the parent's end of its pipe. ``call`` blocks: it runs in a
-    thread of its own, one per worker."""
+    """One worker process and the parent's end of its pipe, driven from the event loop:
+    replies are read when the pipe is readable, a timer enforces the time limit, and end
+    of file on the pipe means the process died. A job is only ever sent to a worker that
+    said it is ready, so sending never waits for a busy or starting process."""
+
+    START_TIMEOUT = 120.0  # seconds a new worker may take to import the handlers
 
     def __init__(self, context: Any, specs: tuple[str, ...]) -> None:
         self._context = context
         self._specs = specs
-        self.closing = False
-        self._start()
+        self.process: Any = None
+        self.conn: Connection | None = None
 
-    def _start(self) -> None:
+    async def start(self) -> None:
         parent, child = self._context.Pipe()
         self.process = self._context.Process(
             target=_worker_main, args=(child, self._specs), name="pipeline-handler", daemon=True
         )
         self.process.start()
         child.close()
-        self.conn: Connection = parent
+        self.conn = parent
+        try:
+            reply = await self._receive(self.START_TIMEOUT)
+        except (EOFError, OSError, TimeoutError):
+            reply = ("fatal", f"handler worker did not start (exit code {self._exit_code()})")
+        except BaseException:
+            self.kill()
+            raise
+        if reply[0] != "ready":
+            self.kill()
+            raise PipelineError("config", str(reply[1]))
 
-    def _replace(self) -> None:
-        self.process.kill()
-        self.process.join()
-        self.conn.close()
-        if not self.closing:
-            self._start()
+    async def _receive(self, timeout: float) -> Reply:
+        """The next message from the worker; EOFError when it died, TimeoutError."""
+        assert self.conn is not None
+        conn = self.conn
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Reply] = loop.create_future()
 
-    def call(self, job: tuple[Any, ...], timeout: float) -> Reply:
+        def readable() -> None:
+            if answer.done():
+                return
+            try:
+                answer.set_result(conn.recv())
+            except (EOFError, OSError) as exc:
+                answer.set_exception(EOFError(str(exc)))
+            except Exception as exc:  # a reply that does not unpickle
+                answer.set_result(("err", "extract", f"unreadable handler reply: {exc}"))
+
+        loop.add_reader(conn.fileno(), readable)
+        try:
+            return await asyncio.wait_for(answer, timeout)
+        finally:
+            loop.remove_reader(conn.fileno())
+
+    def _exit_code(self) -> int | None:
+        self.process.join(0.5)  # it is dead or dying: this returns at once
+        return self.process.exitcode
+
+    async def call(self, job: tuple[Any, ...], timeout: float) -> Reply:
+        """Run one job; a hung or dead worker is replaced and the job fails as 'extract'.
+        Raises ``PipelineError('config')`` when no worker process can be started."""
+        if self.conn is None:  # killed earlier (a cancelled job, a failed restart)
+            await self.start()
+        assert self.conn is not None
         try:
             self.conn.send(job)
-            if not self.conn.poll(timeout):
-                self._replace()
-                return ("err", "extract", f"handler took longer than {timeout:g}s; worker killed")
-            return self.conn.recv()
+            return await self._receive(timeout)
+        except TimeoutError:
+            reply: Reply = ("err", "extract",
+                            f"handler took longer than {timeout:g}s; worker killed")
         except (EOFError, OSError):
-            self.process.join(1)
-            code = self.process.exitcode
-            self._replace()
-            return ("err", "extract", f"handler worker died (exit code {code})")
+            reply = ("err", "extract", f"handler worker died (exit code {self._exit_code()})")
+        except BaseException:  # cancelled mid-job: its late reply must not meet the next job
+            self.kill()
+            raise
+        self.kill()
+        with contextlib.suppress(PipelineError):  # if it fails, the next call tries again
+            await self.start()
+        return reply
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.kill()
+        if self.process is not None:
+            self.process.join()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def stop(self) -> None:
         """Ask an idle worker to leave; kill it if it does not."""
-        self.closing = True
-        with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.process.join(2)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.conn.close()
+        if self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+            self.process.join(2)
+        self.kill()
 
 
 class ProcessRunner:
@@ -172,7 +227,6 @@ class ProcessRunner:
         self._registry = registry_for(self.specs)
         self._workers: list[_Worker] = []
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
-        self._threads: ThreadPoolExecutor | None = None
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
         try:
@@ -182,42 +236,39 @@ class ProcessRunner:
         return handler.name if known is handler else handler
 
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
-        if self._threads is None:
+        if not self._workers:
             raise RuntimeError("ProcessRunner used outside 'async with'")
         job = (self._reference(handler), body, ctx)
         worker = await self._idle.get()
-        future = asyncio.get_running_loop().run_in_executor(
-            self._threads, worker.call, job, self.timeout
-        )
         try:
-            reply = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            # The worker is busy until its thread returns; only then is it idle again.
-            future.add_done_callback(lambda _: self._idle.put_nowait(worker))
-            raise
-        self._idle.put_nowait(worker)
+            reply = await worker.call(job, self.timeout)
+        except PipelineError as exc:  # no worker process would start
+            reply = ("err", "extract", exc.message)
+        finally:
+            self._idle.put_nowait(worker)  # even a dead one: its next call restarts it
         if reply[0] == "ok":
             return Document.model_validate(reply[1])
         raise PipelineError(reply[1], reply[2])
 
     async def __aenter__(self) -> ProcessRunner:
-        self._threads = ThreadPoolExecutor(self.size, thread_name_prefix="pipeline-handler")
         self._workers = [_Worker(self._context, self.specs) for _ in range(self.size)]
+        try:
+            await asyncio.gather(*(worker.start() for worker in self._workers))
+        except BaseException:
+            for worker in self._workers:
+                worker.kill()
+            self._workers = []
+            raise
         for worker in self._workers:
             self._idle.put_nowait(worker)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        idle: list[_Worker] = []
+        idle = []
         while not self._idle.empty():
             idle.append(self._idle.get_nowait())
         for worker in self._workers:
-            if worker not in idle:  # busy: its thread returns once the process is gone
-                worker.closing = True
-                worker.process.kill()
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(self._threads, w.stop) for w in idle))
-        if self._threads is not None:
-            await asyncio.to_thread(self._threads.shutdown)
-        self._threads = None
+            if worker not in idle:
+                worker.kill()
+        await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in idle))
         self._workers = []

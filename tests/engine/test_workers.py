@@ -68,3 +68,23 @@ async def test_inline_runner_maps_failures_and_time_limit(registry):
         await runner.run(registry.get("hang"), b"0.5", CTX)
     assert caught.value.kind == "extract"
     assert (await runner.run(registry.get("text"), b"ok", CTX)).content == "ok"
+
+
+async def test_a_cancelled_job_does_not_shrink_the_pool_or_mix_up_replies(registry):
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS) as runner:
+        slow = asyncio.ensure_future(runner.run(registry.get("hang"), b"2", CTX))
+        await asyncio.sleep(0.2)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        document = await runner.run(registry.get("text"), b"next job", CTX)
+        assert document.content == "next job"
+
+
+async def test_workers_that_cannot_load_their_handlers_are_a_config_error():
+    runner = ProcessRunner(1, timeout=5.0)
+    runner.specs = ("tests.engine.faulty_handlers:no_such_handler",)  # only the worker fails
+    with pytest.raises(PipelineError) as caught:
+        async with runner:
+            pass
+    assert caught.value.kind == "config" and "no_such_handler" in caught.value.message
