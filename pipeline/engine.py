@@ -189,6 +189,10 @@ class BatchEngine:
         self._inflight[url] = future
         try:
             record = await self._extract(url)
+        except Exception as exc:  # the duplicates waiting on it fail the same way
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
         except BaseException:
             future.cancel()
             raise

@@ -84,7 +84,10 @@ class InlineRunner:
 def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
     """A worker process: say ready, then answer jobs from the pipe until told to stop or
     orphaned."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when work stops
+    # The parent decides when work stops (a Ctrl-C or SIGTERM reaches the whole process
+    # group); an orphaned worker sees end of file on its pipe and leaves.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         registry = registry_for(specs)
     except Exception as exc:

@@ -185,3 +185,18 @@ async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
         await asyncio.wait_for(running, 10)
     assert [r.index for r in written] == list(range(200))
     assert engine._inflight == {} and len(engine._recent) <= 256
+
+
+async def test_an_extract_bug_still_gives_every_line_a_record():
+    async def broken(url):
+        await asyncio.sleep(0.01)
+        raise RuntimeError("engine-level bug")
+
+    written: list[Record] = []
+    engine = BatchEngine(settings(), broken, written.append)
+    data = b"http://example.test/a\nhttp://example.test/a\nhttp://example.test/b\n"
+    summary = await engine.run(feed(read_lines(io.BytesIO(data))))
+    assert sorted(r.index for r in written) == [0, 1, 2]
+    assert all(r.error.kind == "extract" and "engine-level bug" in r.error.message
+               for r in written)
+    assert summary.errors == {"extract": 3}
