@@ -197,6 +197,8 @@ def _install_stop(stop: asyncio.Event) -> Callable[[], None]:
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
     """The batch command once its arguments are valid."""
+    registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
     done: DoneSet | None = None
     dropped = 0
     if args.resume:
@@ -210,8 +212,6 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             else JsonlSink(sys.stdout.buffer))
     source = _open_input(args.urls)
     stop = asyncio.Event()
-    registry = load_registry(settings)  # a bad --handler is a config error, before any work
-    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
     try:
         if not settings.quiet and args.resume:
             print(f"{PROG}: resuming: {len(done or ())} records already in {args.output}"

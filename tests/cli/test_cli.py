@@ -122,3 +122,10 @@ def test_a_file_named_like_a_subcommand_is_still_a_url_list(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert run(["./search", "-o", "out.jsonl"]) == 0
     assert [r["url"] for r in read_records(tmp_path / "out.jsonl")] == [URLS[0]]
+
+
+def test_a_config_error_leaves_an_existing_output_alone(url_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"url":"http://example.test/0","index":0}\n')
+    assert run([str(url_file), "-o", str(out), "--handler", "nowhere:thing"]) == 2
+    assert out.read_text() == '{"url":"http://example.test/0","index":0}\n'
