@@ -12,10 +12,10 @@ import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any
-from urllib.parse import urlsplit
 
 from handlers import HandlerContext, HandlerRegistry, registry_for
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
@@ -24,23 +24,6 @@ from pipeline.truncate import truncate
 from pipeline.workers import InlineRunner, Runner
 
 SNIFF_BYTES = 1024
-MAX_URL_CHARS = 8192
-
-
-def normalize_url(url: str) -> str:
-    """Placeholder until ``pipeline.fetch.normalize_url`` lands: syntax and scheme only."""
-    url = url.strip()
-    if not url or len(url) > MAX_URL_CHARS or any(c.isspace() or ord(c) < 32 for c in url):
-        raise PipelineError("invalid_url", "not a URL (empty, too long or has control chars)")
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        raise PipelineError("invalid_url", f"not a URL: {exc}") from exc
-    if parts.scheme.lower() not in {"http", "https"}:
-        raise PipelineError("invalid_url", f"scheme {parts.scheme!r} is not http or https")
-    if not parts.hostname:
-        raise PipelineError("invalid_url", "URL has no host")
-    return url
 
 
 def load_registry(settings: Settings) -> HandlerRegistry:
@@ -78,10 +61,6 @@ class NativeExtractor:
         return self.registry.rejects_early(media_type)
 
     def _make_fetcher(self) -> Fetcher:
-        try:
-            from pipeline.fetch.client import HttpFetcher
-        except ImportError as exc:
-            raise PipelineError("config", "no HTTP fetcher available in this build") from exc
         return HttpFetcher(self.settings, early_reject=self.rejects_media_type)
 
     async def __aenter__(self) -> NativeExtractor:

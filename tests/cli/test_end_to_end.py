@@ -9,16 +9,13 @@ import random
 import signal
 import sys
 from collections import Counter
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 
 from tests.cli.conftest import read_records
+from tests.engine.conftest import serve
 from tests.engine.faulty_handlers import SPECS
-
-pytest.importorskip("pipeline.fetch.client")  # TEMPORARY: until the fetch branch is merged
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = ["--allow-net", "127.0.0.1/32", "--rate", "1000", "--per-host", "16"]
@@ -46,19 +43,6 @@ def site(delay: float = 0.0, jitter: float = 0.0) -> tuple[web.Application, Coun
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", page)
     return app, gets
-
-
-@asynccontextmanager
-async def serve(app: web.Application):
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=0.2)
-    await runner.setup()
-    server = web.TCPSite(runner, "127.0.0.1", 0)
-    await server.start()
-    port = server._server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
 
 
 async def start_cli(*argv: str) -> asyncio.subprocess.Process:

@@ -73,7 +73,7 @@ async def test_invalid_url_is_refused_before_fetching():
     fetcher = FakeFetcher({})
     async with NativeExtractor(SETTINGS, fetcher=fetcher) as native:
         records = [await native.extract_one(u) for u in ("ftp://x.test/", "not a url", "")]
-    assert [r.error.kind for r in records] == ["invalid_url"] * 3
+    assert [r.error.kind for r in records] == ["blocked", "invalid_url", "invalid_url"]
     assert fetcher.calls == {}
 
 
