@@ -53,6 +53,8 @@ _HELP = {
     "extract_backend": "extract provider(s) in order of preference",
     "compress": "compress long content with the configured LLM compressor",
     "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
+    "max_redirects": "redirects followed per URL",
+    "backend": "provider chain shared by search and extract",
 }
 
 
@@ -73,17 +75,25 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--max-bytes", "max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--max-chars", "max_chars", {"type": int, "metavar": "CHARS"}),
     ("--timeout", "timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--connect-timeout", "connect_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--read-timeout", "read_timeout", {"type": float, "metavar": "SECONDS"}),
     ("--retries", "retries", {"type": int, "metavar": "N"}),
+    ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
+    ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
+    ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
+    ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
 )
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
     ("--extract-backend", "extract_backend", "NAME"),
+    ("--backend", "backend", "NAME"),
 )
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--no-head", "head", False),

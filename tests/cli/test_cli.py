@@ -129,3 +129,12 @@ def test_a_config_error_leaves_an_existing_output_alone(url_file, tmp_path):
     out.write_text('{"url":"http://example.test/0","index":0}\n')
     assert run([str(url_file), "-o", str(out), "--handler", "nowhere:thing"]) == 2
     assert out.read_text() == '{"url":"http://example.test/0","index":0}\n'
+
+
+def test_every_setting_has_a_flag_with_its_default_in_the_help():
+    parser = cli.build_parser()
+    flags = {action.dest: action for action in parser._actions}
+    batch_only = {"search_backend"}  # belongs to the 'search' command's own flags
+    missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
+    assert missing == [], f"add a flag for {missing} in pipeline/cli.py"
+    assert "default: 100000" in flags["max_chars"].help
