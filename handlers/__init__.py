@@ -44,15 +44,13 @@ def default_registry() -> HandlerRegistry:
     return registry
 
 
-@cache
-def registry_for(specs: tuple[str, ...] = ()) -> HandlerRegistry:
-    """The default registry plus the handlers ``specs`` name (before the built-ins).
+def build_registry(specs: tuple[str, ...] = ()) -> HandlerRegistry:
+    """A new registry: the built-ins, entry-point plugins, and the handlers ``specs`` name
+    (``"module:attribute"``, tried before the built-ins).
 
-    Worker processes call this with the same specs as the parent, so a handler given by
+    Worker processes build theirs with the same specs as the parent, so a handler given by
     ``--handler module:attribute`` runs in batch mode too.
     """
-    if not specs:
-        return default_registry()
     registry = HandlerRegistry(builtin_handlers())
     load_entry_point_handlers(registry)
     for spec in specs:
@@ -60,11 +58,18 @@ def registry_for(specs: tuple[str, ...] = ()) -> HandlerRegistry:
     return registry
 
 
+@cache
+def registry_for(specs: tuple[str, ...] = ()) -> HandlerRegistry:
+    """:func:`default_registry` plus the handlers ``specs`` name; one per process."""
+    return build_registry(specs) if specs else default_registry()
+
+
 __all__ = [
     "BUILTIN_HANDLERS",
     "ContentHandler",
     "HandlerContext",
     "HandlerRegistry",
+    "build_registry",
     "default_registry",
     "load_handler",
     "registry_for",

@@ -8,7 +8,7 @@
   it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
   marks the whole pool broken instead.)
 
-Workers rebuild the handler registry themselves (:func:`handlers.registry_for`) from the
+Workers rebuild the handler registry themselves (:func:`handlers.build_registry`) from the
 same ``module:attribute`` specs as the parent; a handler not in that registry is sent
 pickled.
 """
@@ -22,7 +22,7 @@ import signal
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
-from handlers import ContentHandler, HandlerContext, registry_for
+from handlers import ContentHandler, HandlerContext, build_registry
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
@@ -89,7 +89,7 @@ def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        registry = registry_for(specs)
+        registry = build_registry(specs)
     except Exception as exc:
         conn.send(("fatal", f"cannot load handlers {list(specs)}: {exc}"))
         return
@@ -227,7 +227,9 @@ class ProcessRunner:
         self.timeout = timeout
         self.specs = tuple(specs)
         self._context = multiprocessing.get_context(start_method)
-        self._registry = registry_for(self.specs)
+        # What the workers will have: anything else (say, a handler registered at run time)
+        # is sent to them pickled.
+        self._registry = build_registry(self.specs)
         self._workers: list[_Worker] = []
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
 

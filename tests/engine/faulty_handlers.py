@@ -45,3 +45,19 @@ slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the b
 
 SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
               for n in ("crash", "hang", "die", "segfault", "memory", "slow"))
+
+
+class Upper:
+    """A well-behaved, picklable handler that no spec names (it travels pickled)."""
+
+    name = "upper"
+    media_types = ("application/x-test-upper",)
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def handle(self, body: bytes, ctx) -> Document:
+        return Document(content=body.decode().upper())
+
+
+upper = Upper()

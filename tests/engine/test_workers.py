@@ -88,3 +88,10 @@ async def test_workers_that_cannot_load_their_handlers_are_a_config_error():
         async with runner:
             pass
     assert caught.value.kind == "config" and "no_such_handler" in caught.value.message
+
+
+async def test_a_handler_the_workers_do_not_know_travels_pickled():
+    from tests.engine.faulty_handlers import upper
+
+    async with ProcessRunner(1, timeout=5.0) as runner:
+        assert (await runner.run(upper, b"shout", CTX)).content == "SHOUT"
