@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -184,6 +185,22 @@ def _open_input(path: str) -> BinaryIO:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
+def _scan_output(path: str) -> tuple[DoneSet, int]:
+    try:
+        return scan_done(path)
+    except OSError as exc:
+        raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def _open_sink(path: str | None, *, append: bool) -> JsonlSink:
+    if path is None:
+        return JsonlSink(sys.stdout.buffer)
+    try:
+        return JsonlSink.open(path, append=append)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+
+
 def _install_stop(stop: asyncio.Event) -> Callable[[], None]:
     """SIGINT/SIGTERM set ``stop``; a second one ends at once. Returns the undo."""
     loop = asyncio.get_running_loop()
@@ -209,24 +226,24 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
     """The batch command once its arguments are valid."""
     registry = load_registry(settings)  # a bad --handler is a config error, before any work
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
-    done: DoneSet | None = None
-    dropped = 0
-    if args.resume:
-        done, dropped = scan_done(args.output)
-    show = not settings.quiet and sys.stderr.isatty()
-    total = _count_urls(args.urls) if show else None
-    if total is not None and done is not None:
-        total = max(0, total - len(done))  # what this run has left to do
-    progress = _Progress(total, enabled=show)
-    sink = (JsonlSink.open(args.output, append=args.resume) if args.output
-            else JsonlSink(sys.stdout.buffer))
-    source = _open_input(args.urls)
-    stop = asyncio.Event()
-    try:
-        if not settings.quiet and args.resume:
-            print(f"{PROG}: resuming: {len(done or ())} records already in {args.output}"
+    with contextlib.ExitStack() as cleanup:
+        source = _open_input(args.urls)
+        if source is not sys.stdin.buffer:
+            cleanup.callback(source.close)
+        done, dropped = _scan_output(args.output) if args.resume else (None, 0)
+        sink = _open_sink(args.output, append=args.resume)
+        cleanup.callback(sink.close)
+        show = not settings.quiet and sys.stderr.isatty()
+        total = _count_urls(args.urls) if show else None
+        if total is not None and done is not None:
+            total = max(0, total - len(done))  # what this run has left to do
+        progress = _Progress(total, enabled=show)
+        cleanup.callback(progress.close)
+        if not settings.quiet and done is not None:
+            print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
+        stop = asyncio.Event()
         async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
                                    registry=registry) as extractor:
             engine = BatchEngine(settings, extractor.extract_one, sink.write, done=done,
@@ -236,11 +253,6 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                 return await engine.run(feed(read_lines(source)), stop)
             finally:
                 undo()
-    finally:
-        progress.close()
-        sink.close()
-        if source is not sys.stdin.buffer:
-            source.close()
 
 
 def _settings_from(args: argparse.Namespace) -> Settings:

@@ -80,10 +80,14 @@ def test_resume_repairs_the_torn_line_and_finishes_the_rest(url_file, tmp_path, 
         (["{urls}", "--format", "pdf"], "invalid choice"),
         (["{urls}", "--config", "nowhere.toml"], "config file not found"),
         (["{urls}", "--handler", "no_such_module:handler"], "cannot load handlers"),
+        (["{urls}", "-o", "no/such/dir/out.jsonl"], "cannot write"),
+        (["{tmp}"], "cannot read"),
+        (["{urls}", "-o", "{tmp}", "--resume"], "cannot resume"),
     ],
 )
 def test_usage_and_config_errors_exit_2_with_one_line(argv, message, url_file, capsys):
-    argv = [a.replace("{urls}", str(url_file)) for a in argv]
+    argv = [a.replace("{urls}", str(url_file)).replace("{tmp}", str(url_file.parent))
+            for a in argv]
     assert cli.main(argv, fetcher=text_fetcher(URLS)) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
