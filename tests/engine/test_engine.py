@@ -177,8 +177,9 @@ async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
     async with NativeExtractor(config, fetcher=fetcher) as native:
         engine = BatchEngine(config, native.extract_one, written.append)
         running = asyncio.ensure_future(engine.run(feed(read_lines(io.BytesIO(data)))))
-        for _ in range(100):
+        while fetcher.started < REORDER_FACTOR * 4:
             await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # room to overshoot the bound, if it could
         started = fetcher.started
         assert written == [] and started == REORDER_FACTOR * 4  # input stopped at the bound
         fetcher.release.set()
