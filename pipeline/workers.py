@@ -69,7 +69,7 @@ class InlineRunner:
             return await asyncio.wait_for(
                 asyncio.to_thread(call_handler, handler, body, ctx), self.timeout
             )
-        except TimeoutError as exc:
+        except asyncio.TimeoutError as exc:  # not the builtin before Python 3.11
             raise PipelineError(
                 "extract", f"handler {handler.name!r} took longer than {self.timeout:g}s"
             ) from exc
@@ -142,7 +142,7 @@ class _Worker:
         self.conn = parent
         try:
             reply = await self._receive(self.START_TIMEOUT)
-        except (EOFError, OSError, TimeoutError):
+        except (EOFError, OSError, asyncio.TimeoutError):
             reply = ("fatal", f"handler worker did not start (exit code {self._exit_code()})")
         except BaseException:
             self.kill()
@@ -152,7 +152,7 @@ class _Worker:
             raise PipelineError("config", str(reply[1]))
 
     async def _receive(self, timeout: float) -> Reply:
-        """The next message from the worker; EOFError when it died, TimeoutError."""
+        """The next message from the worker; EOFError when it died, asyncio.TimeoutError."""
         assert self.conn is not None
         conn = self.conn
         loop = asyncio.get_running_loop()
@@ -187,7 +187,7 @@ class _Worker:
         try:
             self.conn.send(job)
             return await self._receive(timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             reply: Reply = ("err", "extract",
                             f"handler took longer than {timeout:g}s; worker killed")
         except (EOFError, OSError):
