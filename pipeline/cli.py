@@ -18,11 +18,13 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any, BinaryIO, NoReturn
 
-from pipeline.engine import BatchEngine, Summary, feed, read_lines
+from pipeline.cache import cache_for
+from pipeline.engine import BatchEngine, Extract, Summary, feed, read_lines
 from pipeline.errors import PipelineError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.models import Record
+from pipeline.paging import cached_extract
 from pipeline.settings import Settings, load_settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.workers import ProcessRunner
@@ -56,6 +58,9 @@ _HELP = {
     "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
     "max_redirects": "redirects followed per URL",
     "backend": "provider chain shared by search and extract",
+    "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
+    "(library and MCP server: default the user cache directory)",
+    "cache": "library and MCP server: do not keep full texts in the on-disk cache",
 }
 
 
@@ -89,6 +94,9 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
     ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+    ("--cache", "cache_dir", {"metavar": "DIR"}),
+    ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
+    ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
 )
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
@@ -103,6 +111,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--compress", "compress", True),
+    ("--no-cache", "cache", False),
 )
 
 
@@ -119,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write records here (default: stdout)")
     parser.add_argument("--resume", action="store_true",
                         help="skip URLs already recorded in OUT (needs -o), append the rest")
+    add_settings_arguments(parser)
+    return parser
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``); read them back with
+    :func:`settings_from_args`."""
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     for flag, name, keywords in _VALUED:
         parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
@@ -126,10 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
                             help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
-        help_text = _HELP["head"] if name == "head" else _default(name)
+        help_text = _HELP[name] if name in ("head", "cache") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)
-    return parser
 
 
 def _dispatch(name: str, argv: list[str]) -> int:
@@ -246,8 +261,8 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         stop = asyncio.Event()
         async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
                                    registry=registry) as extractor:
-            engine = BatchEngine(settings, extractor.extract_one, sink.write, done=done,
-                                 on_record=progress.update)
+            engine = BatchEngine(settings, _through_cache(extractor, settings), sink.write,
+                                 done=done, on_record=progress.update)
             undo = _install_stop(stop)
             try:
                 return await engine.run(feed(read_lines(source)), stop)
@@ -255,7 +270,16 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                 undo()
 
 
-def _settings_from(args: argparse.Namespace) -> Settings:
+def _through_cache(extractor: NativeExtractor, settings: Settings) -> Extract:
+    """``extractor.extract_one``, through the full-text cache when ``--cache DIR`` is set."""
+    cache = cache_for(settings, batch=True)
+    if not cache.enabled:
+        return extractor.extract_one
+    return cached_extract(extractor.extract_one, cache, settings, backends=[extractor.name])
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from parsed flags > environment > config file."""
     overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
     return load_settings(overrides, config_file=args.config)
 
@@ -272,7 +296,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             raise UsageError("--resume needs -o OUT.jsonl (the output to resume)")
         if args.urls != "-" and not os.path.exists(args.urls):
             raise UsageError(f"no such file: {args.urls}")
-        settings = _settings_from(args)
+        settings = settings_from_args(args)
         summary = asyncio.run(run_batch(args, settings, fetcher=fetcher))
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

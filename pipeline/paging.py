@@ -7,12 +7,14 @@ the same rules as :func:`pipeline.truncate.truncate`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pipeline.cache import TextCache, cache_key
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions
+from pipeline.settings import Settings
 from pipeline.truncate import MARKER, truncate
 
 
@@ -83,3 +85,39 @@ async def read_windows(
 
     found = await cache.get_or_load_many(keys, load)
     return [page_record(found[key], offset, options.max_chars) for key in keys]
+
+
+def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]:
+    """What besides URL and format changes an extracted text: the providers and the
+    handler options. Part of every cache key."""
+    return {
+        "backends": list(backends),
+        "handlers": list(settings.handlers),
+        "pdf_max_pages": settings.pdf_max_pages,
+    }
+
+
+def cached_extract(
+    extract_one: Callable[..., Awaitable[Record]],
+    cache: TextCache,
+    settings: Settings,
+    *,
+    backends: Sequence[str],
+) -> Callable[[str], Awaitable[Record]]:
+    """A per-URL extract (``extract_one(url, format=, max_chars=)``, e.g.
+    ``NativeExtractor.extract_one``) that reads fresh pages from ``cache`` and stores what
+    it fetches — the batch command's ``--cache DIR``."""
+    options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
+    identity = text_identity(settings, backends)
+
+    async def extract_many(urls: list[str], full: ExtractOptions) -> list[Record]:
+        return list(await asyncio.gather(
+            *(extract_one(url, format=full.format, max_chars=full.max_chars) for url in urls)
+        ))
+
+    async def one(url: str) -> Record:
+        [record] = await read_windows(extract_many, [url], options, cache=cache,
+                                      identity=identity)
+        return record
+
+    return one
