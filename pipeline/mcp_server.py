@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_settings_arguments(parser)
     parser.add_argument(
+        "--search-backend", dest="search_backend", action="append", default=None,
+        metavar="NAME", help="repeatable; search provider(s) in order of preference",
+    )
+    parser.add_argument(
         "--no-envelope",
         dest="envelope",
         action="store_false",
