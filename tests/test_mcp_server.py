@@ -68,3 +68,26 @@ async def test_failures_are_answers_not_protocol_errors():
         assert raised.is_error and "misconfigured" in raised.content[0].text
         unknown = await client.call_tool("nope", {})
         assert unknown.is_error and "find" in unknown.content[0].text
+
+
+def test_missing_sdk_is_a_clear_usage_error(monkeypatch, capsys):
+    import sys
+
+    from pipeline import mcp_server
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the [mcp] extra were not installed
+    assert mcp_server.main([]) == 2
+    assert "pip install 'extract-pipeline[mcp]'" in capsys.readouterr().err
+
+
+def test_help_lists_the_shared_settings_flags(capsys):
+    import pytest
+
+    from pipeline import mcp_server
+
+    with pytest.raises(SystemExit) as exit_info:
+        mcp_server.main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in ("--allow-net", "--max-chars", "--search-backend", "--cache", "--no-envelope"):
+        assert flag in out
