@@ -30,9 +30,11 @@ class SearchOptions(BaseModel):
 
 
 class SearchPage(BaseModel):
-    """A provider's raw answer: rows as dicts (re-validated by the kernel) and warnings."""
+    """A provider's raw answer: rows as the vendor gave them, mapped to dicts with the
+    :class:`~pipeline.models.SearchResult` keys where possible (anything else is kept, so the
+    kernel's re-validation can fail the search closed), and warnings."""
 
-    rows: list[dict[str, Any]] = Field(default_factory=list)
+    rows: list[Any] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
 
