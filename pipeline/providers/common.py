@@ -5,9 +5,10 @@ search-operator helpers.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -164,3 +165,25 @@ def results_list(vendor: str, data: Any, *path: str) -> list[Any]:
         raise VendorError(vendor, f"unexpected answer shape ({'.'.join(path)} is not a list)",
                           fatal=True)
     return value
+
+
+async def per_url(urls: Sequence[str], read_one: Callable[[str], Awaitable[Record]],
+                  provider: str, *, limit: int) -> list[Record]:
+    """Read each URL with its own vendor call, at most ``limit`` at once, in input order.
+
+    A per-URL vendor failure becomes that URL's record; a ``fatal`` one (bad key, no credit,
+    malformed answer) fails the whole provider so a fallback can take over.
+    """
+    gate = asyncio.Semaphore(limit)
+
+    async def one(url: str) -> Record:
+        async with gate:
+            try:
+                return await read_one(url)
+            except VendorError as exc:
+                if exc.fatal:
+                    raise
+                return failed_record(url, provider, exc.message.removeprefix(f"{provider}: "),
+                                     retryable=exc.retryable)
+
+    return list(await asyncio.gather(*(one(url) for url in urls)))

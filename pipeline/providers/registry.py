@@ -64,8 +64,10 @@ class ProviderSpec:
 
 
 def _native(settings: Settings, env: Mapping[str, str]) -> Any:
-    from pipeline.extract import NativeExtractor  # the engine's pipeline; heavy, so lazy
-
+    try:
+        from pipeline.extract import NativeExtractor  # the engine's pipeline; heavy, so lazy
+    except ImportError as exc:
+        raise PipelineError("config", f"provider 'native' is unavailable: {exc}") from exc
     return NativeExtractor(settings)
 
 
@@ -146,12 +148,19 @@ class Registry:
         return self.spec(name).build(settings, os.environ if env is None else env)
 
     def is_configured(self, name: str, settings: Settings,
-                      env: Mapping[str, str] | None = None) -> bool:
-        """Cheap and offline; a provider that cannot even be built counts as unconfigured."""
+                      env: Mapping[str, str] | None = None,
+                      capability: str | None = None) -> bool:
+        """Cheap and offline; a provider that cannot even be built counts as unconfigured.
+        Providers whose capabilities need different setup may answer per capability with
+        an optional ``configured_for(capability)`` method."""
         try:
-            return bool(self.build(name, settings, env).is_configured())
+            provider = self.build(name, settings, env)
         except PipelineError:
             return False
+        per_capability = getattr(provider, "configured_for", None)
+        if capability and callable(per_capability):
+            return bool(per_capability(capability))
+        return bool(provider.is_configured())
 
     def _check_capable(self, name: str, capability: str) -> None:
         if capability not in self.spec(name).capabilities:
@@ -169,7 +178,7 @@ class Registry:
         def configured(names: Iterable[str], source: str) -> list[str]:
             chosen = []
             for name in names:
-                if self.is_configured(name, settings, env):
+                if self.is_configured(name, settings, env, capability):
                     chosen.append(name)
                 else:
                     hint = self.spec(name).hint
@@ -200,7 +209,7 @@ class Registry:
             spec = self._specs.get(name)
             variable = next((v for v in spec.env if (env.get(v) or "").strip()), None) \
                 if spec else None
-            if variable and self.is_configured(name, settings, env):
+            if variable and self.is_configured(name, settings, env, capability):
                 detected.append((name, variable))
         if detected:
             chain = [name for name, _ in detected]
