@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import math
 import re
@@ -38,10 +37,10 @@ from pipeline.models import (
     SearchResult,
 )
 from pipeline.providers.base import ExtractOptions, SearchOptions, TimeRange
+from pipeline.providers.chain import open_chain, open_extractor
 from pipeline.providers.common import check_url
-from pipeline.providers.registry import Registry, default_registry
+from pipeline.providers.registry import Registry
 from pipeline.settings import Settings, load_settings
-from pipeline.truncate import truncate
 
 log = logging.getLogger("pipeline.web")
 T = TypeVar("T")
@@ -132,61 +131,6 @@ def _settings(settings: Settings | None) -> Settings:
     return settings if settings is not None else load_settings()
 
 
-@contextlib.asynccontextmanager
-async def _opened(provider: Any):
-    """Enter a provider that holds connections; plain objects pass through."""
-    if hasattr(provider, "__aenter__"):
-        async with provider as entered:
-            yield entered if entered is not None else provider
-    else:
-        yield provider
-
-
-def _candidates(capability: str, backend: Any, settings: Settings, registry: Registry | None,
-                ) -> tuple[list[tuple[str, Callable[[], Any]]], list[str]]:
-    """``(name, build)`` pairs to try in order, and the selection warnings."""
-    method = "search" if capability == "search" else "extract"
-    if backend is not None and not isinstance(backend, (str, list, tuple)):
-        if not callable(getattr(backend, method, None)):
-            raise PipelineError("invalid_request", f"backend object has no {method}() method")
-        return [(str(getattr(backend, "name", type(backend).__name__)), lambda: backend)], []
-    registry = registry or default_registry()
-    override = [backend] if isinstance(backend, str) else backend
-    resolution = registry.resolve(capability, settings, override=override)  # type: ignore[arg-type]
-    pairs = [(name, (lambda n=name: registry.build(n, settings))) for name in resolution.chain]
-    return pairs, list(resolution.warnings)
-
-
-async def _with_failover(candidates: Sequence[tuple[str, Callable[[], Any]]],
-                         call: Callable[[str, Any], Awaitable[T]], warnings: list[str],
-                         ) -> tuple[str, T]:
-    """Try each provider in turn until one succeeds; raise the combined failure otherwise."""
-    failures: list[PipelineError] = []
-    for position, (name, build) in enumerate(candidates):
-        try:
-            provider = build()
-            async with _opened(provider) as opened:
-                return name, await call(name, opened)
-        except PipelineError as exc:
-            failures.append(exc)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # a provider bug must not escape the kernel
-            log.exception("provider %s crashed", name)
-            failures.append(PipelineError("provider", f"{name}: crashed ({type(exc).__name__})"))
-        if position + 1 < len(candidates):
-            following = candidates[position + 1][0]
-            message = f"{name} failed ({failures[-1].message}); trying {following}"
-            log.warning(message)
-            warnings.append(message)
-    if len(failures) == 1:
-        raise failures[0]
-    last = failures[-1]
-    causes = "; ".join(f.message for f in failures)
-    raise PipelineError(last.kind, f"every provider failed: {causes}",
-                        retryable=any(f.retryable for f in failures))
-
-
 # --------------------------------------------------------------------------- search
 
 def _row_text(row: Mapping[str, Any], key: str, index: int, limit: int) -> str:
@@ -249,17 +193,17 @@ async def web_search(query: str, *, max_results: int | None = None,
     warnings: list[str] = []
     try:
         settings = _settings(settings)
-        candidates, selection_warnings = _candidates("search", backend, settings, registry)
-        warnings.extend(selection_warnings)
         options = SearchOptions(**args.model_dump(exclude={"query"}))
 
-        async def call(name: str, provider: Any) -> list[SearchResult]:
+        async def attempt(name: str, provider: Any) -> list[SearchResult]:
             page = await provider.search(args.query, options)
             warnings.extend(f"{name}: {w}" for w in page.warnings)
             rows = validate_rows(page.rows)
             return rows[: args.max_results] if args.max_results else rows
 
-        served_by, results = await _with_failover(candidates, call, warnings)
+        async with open_chain("search", settings, backend=backend, registry=registry) as chain:
+            warnings.extend(chain.warnings)
+            served_by, results = await chain.call(attempt, warnings)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:
@@ -270,23 +214,6 @@ async def web_search(query: str, *, max_results: int | None = None,
 
 
 # --------------------------------------------------------------------------- extract
-
-def _checked_records(urls: Sequence[str], records: Any, options: ExtractOptions,
-                     provider: str) -> list[Record]:
-    """Hold an extract provider to its contract: one record per URL, in order, bounded."""
-    if not isinstance(records, list) or len(records) != len(urls):
-        raise PipelineError("invalid_result", f"{provider}: expected {len(urls)} records")
-    checked = []
-    for url, record in zip(urls, records, strict=True):
-        if not isinstance(record, Record) or record.url != url:
-            raise PipelineError("invalid_result", f"{provider}: records out of order")
-        if record.content is not None and len(record.content) > options.max_chars:
-            cut = truncate(record.content, options.max_chars)
-            record = record.model_copy(update={"content": cut.text, "truncated": True,
-                                               "chars": len(cut.text)})
-        checked.append(record)
-    return checked
-
 
 async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None,
                       max_chars: int | None = None,
@@ -318,19 +245,16 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
                 by_url[url] = Record.failure(url, exc.to_info())
         served_by = None
         if valid:
-            candidates, selection_warnings = _candidates("extract", backend, settings, registry)
-            warnings.extend(selection_warnings)
-
-            async def call(name: str, provider: Any) -> list[Record]:
-                return _checked_records(valid, await provider.extract(valid, options), options,
-                                        name)
-
-            try:
-                served_by, records = await _with_failover(candidates, call, warnings)
-            except PipelineError as exc:
-                failed = [Record.failure(url, exc.to_info()) for url in args.urls]
-                return ExtractResponse(ok=False, records=failed, warnings=warnings,
-                                       error=exc.to_info())
+            extractor = open_extractor(settings, backend=backend, registry=registry)
+            async with extractor:
+                warnings.extend(extractor.chain.warnings)
+                try:
+                    records = await extractor.extract(valid, options, warnings)
+                except PipelineError as exc:
+                    failed = [Record.failure(url, exc.to_info()) for url in args.urls]
+                    return ExtractResponse(ok=False, records=failed, warnings=warnings,
+                                           error=exc.to_info())
+            served_by = extractor.served_by
             by_url.update(zip(valid, records, strict=True))
         want = args.compress if args.compress is not None else settings.compress
         if want:

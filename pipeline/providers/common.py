@@ -81,7 +81,6 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, *,
         info = ErrorInfo(kind="invalid_result", message=f"{provider}: final URL refused: "
                          f"{exc.message}")
         return Record.failure(url, info, **base)
-    # TODO(lead): re-check ``final`` with the fetch branch's NetworkPolicy once merged.
     if not isinstance(content, str):
         return Record.failure(url, ErrorInfo(kind="invalid_result",
                               message=f"{provider}: no text content in the answer"),
@@ -186,4 +185,11 @@ async def per_url(urls: Sequence[str], read_one: Callable[[str], Awaitable[Recor
                 return failed_record(url, provider, exc.message.removeprefix(f"{provider}: "),
                                      retryable=exc.retryable)
 
-    return list(await asyncio.gather(*(one(url) for url in urls)))
+    tasks = [asyncio.ensure_future(one(url)) for url in urls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:  # a fatal failure: stop the calls still running
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
