@@ -1,6 +1,12 @@
 """The kernel: validation, clamping, re-validation (fail closed), failover, extract contract."""
 
+import subprocess
+import sys
+
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from pipeline.errors import PipelineError
 from pipeline.models import ErrorInfo, Record
@@ -269,3 +275,32 @@ async def test_record_errors_are_values_not_exceptions():
     fake = FakeExtractProvider({"https://a.example/": ErrorInfo(kind="timeout", message="t")})
     response = await web_extract(["https://a.example/"], backend=fake, settings=S)
     assert response.ok and response.records[0].error.kind == "timeout"
+
+
+_row = st.fixed_dictionaries(
+    {"url": st.one_of(st.sampled_from(["https://ok.example/a", "http://ok.example/b",
+                                       "ftp://x/", "/rel", "", "https://"]), st.text(max_size=30),
+                      st.none(), st.integers())},
+    optional={"title": st.one_of(st.text(max_size=40), st.none(), st.integers()),
+              "snippet": st.one_of(st.text(max_size=40), st.none()),
+              "score": st.one_of(st.floats(allow_nan=True), st.none(), st.text(max_size=3))})
+
+
+@hypothesis_settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_row, max_size=8))
+def test_validate_rows_all_valid_or_fails_closed(rows):
+    try:
+        results = validate_rows(rows)
+    except PipelineError as exc:
+        assert exc.kind == "invalid_result"
+        return
+    assert [r.position for r in results] == list(range(1, len(results) + 1))
+    assert all(r.url.startswith(("http://", "https://")) for r in results)
+    assert len({r.url for r in results}) == len(results)
+
+
+def test_import_pipeline_stays_light():
+    code = ("import sys, pipeline; assert 'aiohttp' not in sys.modules; "
+            "assert 'pipeline.web' not in sys.modules; pipeline.web_search; "
+            "assert 'pipeline.web' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
