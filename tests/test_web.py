@@ -304,3 +304,13 @@ def test_import_pipeline_stays_light():
             "assert 'pipeline.web' not in sys.modules; pipeline.web_search; "
             "assert 'pipeline.web' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_malformed_rows_fail_over_to_the_next_provider():
+    bad = FakeSearchProvider([{"title": "x", "url": "javascript:1"}], name="bad")
+    good = FakeSearchProvider(ROWS, name="good")
+    response = await web_search("q", backend=["bad", "good"], settings=S,
+                                registry=chain_registry(bad=bad, good=good))
+    assert response.ok and response.provider == "good"
+    assert all(r.url.startswith("http") for r in response.results)
+    assert any("bad failed" in w for w in response.warnings)

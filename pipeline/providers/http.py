@@ -142,7 +142,8 @@ class VendorClient:
         except asyncio.TimeoutError as exc:
             raise VendorError(self.vendor, "timed out", retryable=True) from exc
         except aiohttp.InvalidURL as exc:
-            raise VendorError(self.vendor, f"invalid endpoint URL {url!r}", fatal=True) from exc
+            raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
+                              fatal=True) from exc
         except aiohttp.ClientError as exc:
             cause = sanitize_message(str(exc) or type(exc).__name__, 120)
             raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc

@@ -101,6 +101,11 @@ AUTO_DETECT: dict[str, tuple[str, ...]] = {
 }
 
 
+def provider_env(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Vendor variables: the config file's ``provider_env`` table under the environment."""
+    return {**settings.provider_env, **(os.environ if env is None else env)}
+
+
 @dataclass
 class Resolution:
     """The providers to try for a capability, in order, and why."""
@@ -145,7 +150,7 @@ class Registry:
             ) from None
 
     def build(self, name: str, settings: Settings, env: Mapping[str, str] | None = None) -> Any:
-        return self.spec(name).build(settings, os.environ if env is None else env)
+        return self.spec(name).build(settings, provider_env(settings, env))
 
     def is_configured(self, name: str, settings: Settings,
                       env: Mapping[str, str] | None = None,
@@ -172,7 +177,7 @@ class Registry:
                 env: Mapping[str, str] | None = None, *,
                 override: Iterable[str] | None = None) -> Resolution:
         """The failover chain for ``capability`` (see the module docstring for the rules)."""
-        env = os.environ if env is None else env
+        env = provider_env(settings, env)
         warnings: list[str] = []
 
         def configured(names: Iterable[str], source: str) -> list[str]:

@@ -115,3 +115,16 @@ def test_builtin_registry_names_and_defaults():
 def test_register_adds_a_provider(registry):
     registry.register(spec("delta", SEARCH))
     assert registry.resolve("search", Settings(search_backend=["delta"]), {}).chain == ["delta"]
+
+
+def test_config_file_provider_env_under_the_environment(registry, tmp_path):
+    from pipeline.settings import load_settings
+
+    config = tmp_path / "pipeline.toml"
+    config.write_text('[pipeline.provider_env]\nALPHA_KEY = "from-file"\n')
+    settings = load_settings(env={}, config_file=config)
+    assert registry.resolve("search", settings, {}).chain == ["alpha", "free"]
+    provider = registry.build("alpha", settings, {})
+    assert provider.is_configured()
+    assert default_registry().build("brave", Settings(provider_env={"BRAVE_API_KEY": "f"}),
+                                    {"BRAVE_API_KEY": "e"}).key == "e"
