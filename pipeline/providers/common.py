@@ -23,6 +23,7 @@ MAX_URL_CHARS = 8192
 _BINARY_SAMPLE = 4096
 _BINARY_RATIO = 0.1
 _TAG = re.compile(r"<[^>]{0,200}>")
+_URL_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def check_url(url: object) -> str:
@@ -36,7 +37,7 @@ def check_url(url: object) -> str:
     url = url.strip()
     if len(url) > MAX_URL_CHARS:
         raise PipelineError("invalid_url", f"URL longer than {MAX_URL_CHARS} characters")
-    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+    if _URL_FORBIDDEN.search(url):
         raise PipelineError("invalid_url", "URL contains whitespace or control characters")
     try:
         parts = urlsplit(url)
