@@ -27,6 +27,7 @@ from pipeline.errors import PipelineError
 from pipeline.models import ErrorInfo, Record
 from pipeline.providers.common import dig
 from pipeline.providers.http import VendorClient, env_value, join_url
+from pipeline.providers.registry import provider_env
 from pipeline.settings import Settings
 from pipeline.truncate import find_cut, truncate
 
@@ -175,8 +176,9 @@ class OpenAICompressor:
 
 def compressor_from_env(settings: Settings,
                         env: Mapping[str, str] | None = None) -> OpenAICompressor | None:
-    """The configured compressor, or None (an async context manager: close it after use)."""
-    config = CompressorConfig.from_env(env)
+    """The configured compressor, or None (an async context manager: close it after use).
+    The variables may also come from the config file's ``provider_env`` table."""
+    config = CompressorConfig.from_env(provider_env(settings, env))
     return OpenAICompressor(config, settings) if config else None
 
 

@@ -212,3 +212,13 @@ async def test_kernel_compress_without_compressor_warns(monkeypatch):
                                  settings=Settings())
     assert response.ok and not response.records[0].compressed
     assert any("no compressor is configured" in w for w in response.warnings)
+
+
+def test_compressor_from_config_file_table():
+    from pipeline.compress import compressor_from_env
+
+    settings = Settings(provider_env={"PIPELINE_COMPRESS_MODEL": "local-model",
+                                      "PIPELINE_COMPRESS_BASE_URL": "http://127.0.0.1:9/v1"})
+    made = compressor_from_env(settings, env={})
+    assert made is not None and made.config.model == "local-model"
+    assert compressor_from_env(Settings(), env={}) is None

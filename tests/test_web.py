@@ -314,3 +314,11 @@ async def test_malformed_rows_fail_over_to_the_next_provider():
     assert response.ok and response.provider == "good"
     assert all(r.url.startswith("http") for r in response.results)
     assert any("bad failed" in w for w in response.warnings)
+
+
+async def test_bad_environment_settings_are_a_config_value(monkeypatch):
+    monkeypatch.setenv("PIPELINE_MAX_CHARS", "lots")
+    response = await web_search("q", backend=FakeSearchProvider(ROWS))
+    assert not response.ok and response.error.kind == "config"
+    extracted = await web_extract(["https://a.example/"], backend=FakeExtractProvider(PAGES))
+    assert not extracted.ok and extracted.error.kind == "config"
