@@ -21,6 +21,8 @@ from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://html.duckduckgo.com"
 _TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}
+REFUSED = "refused the request (blocked or rate limited: try later, or configure another " \
+    "search backend)"
 _DDG_HOSTS = ("duckduckgo.com", "www.duckduckgo.com", "html.duckduckgo.com")
 
 
@@ -73,6 +75,7 @@ class DuckDuckGoProvider(HttpProvider):
     name = "duckduckgo"
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        client_options.setdefault("status_causes", {403: REFUSED, 418: REFUSED})
         super().__init__(settings, env, **client_options)
         self.base_url = env_value(env, "DUCKDUCKGO_BASE_URL") or DEFAULT_BASE_URL
 
@@ -82,10 +85,16 @@ class DuckDuckGoProvider(HttpProvider):
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         warnings = []
         form = {"q": site_query(query, options.include_domains, options.exclude_domains)}
-        if options.region:
-            form["kl"] = options.region.lower().replace("_", "-")
-        if options.language:
-            warnings.append("language is not supported (use region, e.g. 'us-en'); ignored")
+        region = (options.region or "").lower().replace("_", "-")
+        language = (options.language or "").lower().replace("_", "-").split("-")[0]
+        if "-" in region:
+            form["kl"] = region
+        elif region and language:
+            form["kl"] = f"{region}-{language}"  # DuckDuckGo's region codes: country-language
+        elif region:
+            warnings.append("region needs a language too (or a code like 'de-de'); ignored")
+        if language and "kl" not in form:
+            warnings.append("language is only honoured together with a region; ignored")
         if options.time_range:
             form["df"] = _TIME[options.time_range]
         url = join_url(self.base_url, "/html/")

@@ -29,6 +29,28 @@ async def test_ddg_parses_results_unwraps_and_skips_ads(server, ddg):
     assert b"q=python" in sent.body and b"df=w" in sent.body and b"kl=us-en" in sent.body
 
 
+@pytest.mark.parametrize("options, kl, warned", [
+    ({"region": "de-de"}, "de-de", None),
+    ({"region": "DE", "language": "de-DE"}, "de-de", None),
+    ({"region": "us"}, None, "region"),
+    ({"language": "fr"}, None, "language"),
+])
+async def test_ddg_region_codes(server, ddg, options, kl, warned):
+    server.route("POST", "/html/", reply_text(DDG_EMPTY))
+    async with ddg:
+        page = await ddg.search("x", SearchOptions(**options))
+    body = server.requests[0].body.decode()
+    assert (f"kl={kl}" in body) if kl else ("kl=" not in body)
+    assert any(w.startswith(warned) for w in page.warnings) if warned else not page.warnings
+
+
+async def test_ddg_403_is_not_a_key_problem(server, ddg):
+    server.route("POST", "/html/", reply_text("blocked", status=403))
+    async with ddg:
+        with pytest.raises(PipelineError, match="duckduckgo: refused the request"):
+            await ddg.search("x", SearchOptions())
+
+
 async def test_ddg_domains_become_operators_and_language_warns(server, ddg):
     server.route("POST", "/html/", reply_text(DDG_EMPTY))
     async with ddg:
