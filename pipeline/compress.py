@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
@@ -210,24 +210,23 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
                                      "next_offset": None})
 
 
-async def compress_records(records: Mapping[str, Record], compressor: Compressor | None,
+async def compress_records(records: Sequence[Record], compressor: Compressor | None,
                            settings: Settings, *, instruction: str | None, max_chars: int,
-                           warnings: list[str]) -> dict[str, Record]:
-    """Run the stage over the kernel's records (``{url: record}``). Without an injected or
-    configured compressor nothing changes and a warning says so."""
+                           warnings: list[str]) -> list[Record]:
+    """Run the stage over a list of records. Without an injected or configured compressor
+    nothing changes and a warning says so."""
     owned = None
     if compressor is None:
         compressor = owned = compressor_from_env(settings)
         if compressor is None:
             warnings.append("compression requested but no compressor is configured "
                             "(set PIPELINE_COMPRESS_MODEL)")
-            return dict(records)
+            return list(records)
     try:
-        urls = list(records)
-        done = await asyncio.gather(*(
-            compress_record(records[url], compressor, floor=settings.compress_floor,
-                            instruction=instruction, max_chars=max_chars) for url in urls))
+        return list(await asyncio.gather(*(
+            compress_record(record, compressor, floor=settings.compress_floor,
+                            instruction=instruction, max_chars=max_chars)
+            for record in records)))
     finally:
         if owned is not None:
             await owned.aclose()
-    return dict(zip(urls, done, strict=True))

@@ -237,32 +237,35 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
         by_url: dict[str, Record] = {}
-        valid: list[str] = []
-        for url in dict.fromkeys(args.urls):  # each distinct URL is read once
+        originals: dict[str, list[str]] = {}  # checked URL -> the spellings asked for
+        for url in dict.fromkeys(args.urls):
             try:
-                valid.append(check_url(url))
+                originals.setdefault(check_url(url), []).append(url)
             except PipelineError as exc:
                 by_url[url] = Record.failure(url, exc.to_info())
+        targets = list(originals)  # each distinct URL is read (and compressed) once
         served_by = None
-        if valid:
+        if targets:
             extractor = open_extractor(settings, backend=backend, registry=registry)
             async with extractor:
                 warnings.extend(extractor.chain.warnings)
                 try:
-                    records = await extractor.extract(valid, options, warnings)
+                    records = await extractor.extract(targets, options, warnings)
                 except PipelineError as exc:
-                    failed = [Record.failure(url, exc.to_info()) for url in args.urls]
+                    failed = [by_url.get(url) or Record.failure(url, exc.to_info())
+                              for url in args.urls]
                     return ExtractResponse(ok=False, records=failed, warnings=warnings,
                                            error=exc.to_info())
             served_by = extractor.served_by
-            by_url.update(zip(valid, records, strict=True))
-        want = args.compress if args.compress is not None else settings.compress
-        if want:
-            from pipeline.compress import compress_records
+            want = args.compress if args.compress is not None else settings.compress
+            if want:
+                from pipeline.compress import compress_records
 
-            by_url = await compress_records(by_url, compressor, settings,
-                                            instruction=args.instruction or settings.instruction,
-                                            max_chars=options.max_chars, warnings=warnings)
+                records = await compress_records(
+                    records, compressor, settings, max_chars=options.max_chars,
+                    instruction=args.instruction or settings.instruction, warnings=warnings)
+            for target, record in zip(targets, records, strict=True):
+                by_url.update(dict.fromkeys(originals[target], record))
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:

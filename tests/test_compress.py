@@ -187,9 +187,11 @@ LONG = "Long page sentence. " * 400  # 8,000 chars
 async def test_kernel_compresses_only_above_the_floor():
     pages = {"https://a.example/": LONG, "https://b.example/": "tiny"}
     fake = FakeCompressor(reply="short summary")
-    response = await web_extract(list(pages), backend=FakeExtractProvider(pages), compress=True,
-                                 compressor=fake, settings=Settings(), instruction="focus")
-    a, b = response.records
+    response = await web_extract([*pages, "https://a.example/"], compress=True,
+                                 backend=FakeExtractProvider(pages), compressor=fake,
+                                 settings=Settings(), instruction="focus")
+    a, b, again = response.records
+    assert again.compressed and again.content == "short summary"
     assert a.compressed and a.content == "short summary"
     assert a.metadata["original_chars"] == len(LONG)
     assert not b.compressed and b.content == "tiny"

@@ -229,10 +229,10 @@ async def test_extract_provider_failure_fails_over_then_reports_per_url():
     response = await web_extract(["https://a.example/"], backend=["down", "up"], settings=S,
                                  registry=registry)
     assert response.ok and response.provider == "up" and response.records[0].ok
-    response = await web_extract(["https://a.example/", "bad"], backend=["down"], settings=S,
+    response = await web_extract(["https://a.example/"], backend=["down"], settings=S,
                                  registry=registry)
     assert not response.ok and response.error.kind == "provider"
-    assert [r.error.kind for r in response.records] == ["provider", "provider"]
+    assert [r.error.kind for r in response.records] == ["provider"]
 
 
 class Broken:
@@ -322,3 +322,19 @@ async def test_bad_environment_settings_are_a_config_value(monkeypatch):
     assert not response.ok and response.error.kind == "config"
     extracted = await web_extract(["https://a.example/"], backend=FakeExtractProvider(PAGES))
     assert not extracted.ok and extracted.error.kind == "config"
+
+
+async def test_extract_url_spellings_share_one_read_and_keep_their_own_url():
+    fake = FakeExtractProvider(PAGES)
+    urls = ["  https://a.example/ ", "https://a.example/", "bad"]
+    response = await web_extract(urls, backend=fake, settings=S)
+    assert fake.calls == [["https://a.example/"]]
+    assert [r.url for r in response.records] == urls
+    assert [r.ok for r in response.records] == [True, True, False]
+
+
+async def test_whole_failure_keeps_invalid_url_records():
+    down = FakeExtractProvider(error=PipelineError("provider", "down: HTTP 500"))
+    response = await web_extract(["https://a.example/", "bad"], backend=down, settings=S)
+    assert not response.ok
+    assert [r.error.kind for r in response.records] == ["provider", "invalid_url"]
