@@ -66,3 +66,33 @@ async def test_search_only_provider_for_extraction_is_config_error():
     response = await web_extract(["https://a.example/"], backend="brave", settings=Settings())
     assert not response.ok and response.error.kind == "config"
     assert "tavily" in response.error.message and "native" in response.error.message
+
+
+@pytest.mark.parametrize("env, method, path, answer", [
+    ({"SEARXNG_URL": "{url}"}, "GET", "/search", {"query": "q", "results": []}),
+    ({"TAVILY_API_KEY": "k", "TAVILY_BASE_URL": "{url}"}, "POST", "/search",
+     {"query": "q", "results": [], "response_time": 0.1}),
+    ({"EXA_API_KEY": "k", "EXA_BASE_URL": "{url}"}, "POST", "/search",
+     {"requestId": "r", "results": []}),
+    ({"FIRECRAWL_API_KEY": "k", "FIRECRAWL_API_URL": "{url}"}, "POST", "/v2/search",
+     {"success": True, "data": {"web": []}}),
+    ({"JINA_API_KEY": "k", "JINA_SEARCH_URL": "{url}"}, "GET", "/",
+     {"code": 200, "status": 20000, "data": []}),
+])
+async def test_empty_answers_are_success_for_every_vendor(server, monkeypatch, env, method,
+                                                          path, answer):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(url=server.url))
+    server.route(method, path, reply_json(answer))
+    response = await web_search("q", settings=Settings(retries=0))
+    assert response.ok and response.results == [] and response.provider != "duckduckgo"
+
+
+async def test_a_vendor_row_with_a_bad_url_fails_closed(server, monkeypatch):
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    server.route("GET", "/search", reply_json({"results": [
+        {"url": "https://ok.example/", "title": "fine", "content": ""},
+        {"url": "javascript:alert(1)", "title": "evil", "content": ""}]}))
+    response = await web_search("q", backend="searxng", settings=Settings(retries=0))
+    assert not response.ok and response.error.kind == "invalid_result"
+    assert response.results == []
