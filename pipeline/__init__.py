@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 
 # The kernel is imported on first use so that ``import pipeline`` stays light (no aiohttp).
 _LAZY = {name: "pipeline.web" for name in
-         ("web_search", "web_extract", "web_search_sync", "web_extract_sync")}
+         ("web_search", "web_extract", "web_search_sync", "web_extract_sync", "SearchArgs",
+          "ExtractArgs")}
 
 
 def __getattr__(name: str):
@@ -31,8 +32,10 @@ def __getattr__(name: str):
 __all__ = [
     "Document",
     "ErrorInfo",
+    "ExtractArgs",
     "ExtractResponse",
     "Record",
+    "SearchArgs",
     "SearchResponse",
     "SearchResult",
     "Settings",
