@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.policy import NetworkPolicy
 from pipeline.models import (
     ErrorInfo,
     ExtractResponse,
@@ -38,7 +39,7 @@ from pipeline.models import (
 )
 from pipeline.providers.base import ExtractOptions, SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
-from pipeline.providers.common import check_url
+from pipeline.providers.common import check_page_url, check_url
 from pipeline.providers.registry import Registry
 from pipeline.settings import Settings, load_settings
 
@@ -236,11 +237,12 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
         settings = _settings(settings)
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
+        policy = NetworkPolicy.from_settings(settings)  # literal addresses: before any provider
         by_url: dict[str, Record] = {}
         originals: dict[str, list[str]] = {}  # checked URL -> the spellings asked for
         for url in dict.fromkeys(args.urls):
             try:
-                originals.setdefault(check_url(url), []).append(url)
+                originals.setdefault(check_page_url(url, policy), []).append(url)
             except PipelineError as exc:
                 by_url[url] = Record.failure(url, exc.to_info())
         targets = list(originals)  # each distinct URL is read (and compressed) once

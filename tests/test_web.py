@@ -338,3 +338,20 @@ async def test_whole_failure_keeps_invalid_url_records():
     response = await web_extract(["https://a.example/", "bad"], backend=down, settings=S)
     assert not response.ok
     assert [r.error.kind for r in response.records] == ["provider", "invalid_url"]
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1/", "http://169.254.169.254/latest",
+                                 "http://[::ffff:10.0.0.1]/", "file:///etc/passwd",
+                                 "http://0x7f000001/"])
+async def test_refused_addresses_never_reach_a_provider(url):
+    fake = FakeExtractProvider(PAGES)
+    response = await web_extract([url, "https://a.example/"], backend=fake, settings=S)
+    assert response.records[0].error.kind == "blocked"
+    assert fake.calls == [["https://a.example/"]]
+
+
+async def test_allow_private_opens_private_literals_for_providers():
+    fake = FakeExtractProvider({"http://10.0.0.7/": "intranet"})
+    response = await web_extract(["http://10.0.0.7/"], backend=fake,
+                                 settings=Settings(allow_private=True))
+    assert response.records[0].ok

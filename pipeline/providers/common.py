@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
 from pipeline.errors import PipelineError
+from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.urls import check_target, parse_url
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.http import VendorError
@@ -52,6 +54,18 @@ def check_url(url: object) -> str:
     return url
 
 
+def check_page_url(url: object, policy: NetworkPolicy) -> str:
+    """A page URL held to the safety policy without resolving it: normalised, refused
+    schemes and literal addresses the policy refuses are ``blocked``, bad syntax is
+    ``invalid_url``. Domain names are judged when they are resolved — by our fetcher, or on
+    the vendor's network for pages a vendor reads."""
+    if not isinstance(url, str):
+        raise PipelineError("invalid_url", "URL must be a string")
+    parsed = parse_url(url)
+    check_target(parsed, policy)
+    return str(parsed)
+
+
 def looks_binary(text: str) -> bool:
     """True for text that is really bytes: NULs, or many control/replacement characters."""
     sample = text[:_BINARY_SAMPLE]
@@ -64,23 +78,24 @@ def looks_binary(text: str) -> bool:
     return odd / len(sample) > _BINARY_RATIO
 
 
-def vendor_record(url: str, provider: str, options: ExtractOptions, *,
+def vendor_record(url: str, provider: str, options: ExtractOptions, policy: NetworkPolicy, *,
                   content: object, final_url: object = None, title: object = None,
                   status: object = None, content_type: object = None,
                   metadata: Mapping[str, Any] | None = None,
                   fmt: OutputFormat | None = None) -> Record:
-    """One record from a vendor's page, held to our own rules: a re-checked final URL,
-    no binary payloads, no empty pages, content truncated to ``options.max_chars``."""
+    """One record from a vendor's page, held to our own rules: the final URL re-checked by
+    the safety ``policy``, no binary payloads, no empty pages, content truncated to
+    ``options.max_chars``."""
     meta = {k: v for k, v in (metadata or {}).items() if v not in (None, "", [], {})}
     meta["provider"] = provider
     base = {"handler": provider, "metadata": meta,
             "status": status if isinstance(status, int) else None,
             "content_type": content_type if isinstance(content_type, str) else None}
     try:
-        final = check_url(final_url) if final_url else url
+        final = check_page_url(final_url, policy) if final_url else url
     except PipelineError as exc:
-        info = ErrorInfo(kind="invalid_result", message=f"{provider}: final URL refused: "
-                         f"{exc.message}")
+        kind = "blocked" if exc.kind == "blocked" else "invalid_result"
+        info = ErrorInfo(kind=kind, message=f"{provider}: final URL refused: {exc.message}")
         return Record.failure(url, info, **base)
     if not isinstance(content, str):
         return Record.failure(url, ErrorInfo(kind="invalid_result",

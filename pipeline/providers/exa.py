@@ -85,7 +85,7 @@ class ExaProvider(HttpProvider):
                              None)
             if requested and requested not in by_url:
                 by_url[requested] = vendor_record(
-                    requested, self.name, options, content=item.get("text"),
+                    requested, self.name, options, self.policy, content=item.get("text"),
                     final_url=item.get("url"), title=item.get("title"), fmt="text",
                     metadata={"published": item.get("publishedDate"),
                               "byline": item.get("author")})

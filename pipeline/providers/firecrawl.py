@@ -82,7 +82,7 @@ class FirecrawlProvider(HttpProvider):
         if isinstance(status, int) and status >= 400:
             raise VendorError(self.name, f"the page answered HTTP {status}")
         return vendor_record(
-            url, self.name, options, content=dig(page, "markdown"), fmt="markdown",
+            url, self.name, options, self.policy, content=dig(page, "markdown"), fmt="markdown",
             final_url=meta.get("url") or meta.get("sourceURL"), title=meta.get("title"),
             status=status, content_type=meta.get("contentType"),
             metadata={"description": meta.get("description"), "lang": meta.get("language"),

@@ -18,6 +18,7 @@ import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
 from pipeline.settings import Settings
 
@@ -187,6 +188,7 @@ class HttpProvider:
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         self.settings = settings
         self.env = env
+        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
         self.http = VendorClient(self.name, settings, **client_options)
 
     async def __aenter__(self):

@@ -74,7 +74,7 @@ class JinaProvider(HttpProvider):
         if not isinstance(page, dict):
             raise VendorError(self.name, "unexpected answer shape (no data object)")
         return vendor_record(
-            url, self.name, options, content=page.get("content"), final_url=page.get("url"),
-            title=page.get("title"),
+            url, self.name, options, self.policy, content=page.get("content"),
+            final_url=page.get("url"), title=page.get("title"),
             metadata={"description": page.get("description"),
                       "published": page.get("publishedTime")})

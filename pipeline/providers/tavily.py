@@ -70,7 +70,7 @@ class TavilyProvider(HttpProvider):
             for item in results_list(self.name, data, "results"):
                 url = item.get("url") if isinstance(item, dict) else None
                 if url in wanted and url not in by_url:
-                    by_url[url] = vendor_record(url, self.name, options,
+                    by_url[url] = vendor_record(url, self.name, options, self.policy,
                                                 content=item.get("raw_content"))
             for item in results_list(self.name, data, "failed_results"):
                 url = item.get("url") if isinstance(item, dict) else None

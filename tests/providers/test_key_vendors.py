@@ -9,6 +9,7 @@ from pipeline.providers.exa import ExaProvider
 from pipeline.providers.firecrawl import FirecrawlProvider
 from pipeline.providers.jina import JinaProvider
 from pipeline.providers.tavily import TavilyProvider
+from pipeline.settings import Settings
 from tests.scripted_server import reply_json, reply_text
 
 OPTS = ExtractOptions(format="markdown", max_chars=1000)
@@ -132,12 +133,30 @@ async def test_exa_contents_with_statuses(server, exa):
     assert records[1].format == "text" and records[1].metadata["byline"] == "Ann"
 
 
-async def test_exa_final_url_rechecked(server, exa):
+@pytest.mark.parametrize("final, kind", [
+    ("file:///etc/passwd", "blocked"),
+    ("http://169.254.169.254/latest/meta-data/", "blocked"),
+    ("http://10.1.2.3/admin", "blocked"),
+    ("http://[::1]/", "blocked"),
+    ("not a url", "invalid_result"),
+])
+async def test_exa_final_url_rechecked_by_the_policy(server, exa, final, kind):
     server.route("POST", "/contents", reply_json({"results": [
-        {"id": A, "url": "file:///etc/passwd", "text": "root:x:0:0"}], "statuses": []}))
+        {"id": A, "url": final, "text": "secret"}], "statuses": []}))
     async with exa:
         records = await exa.extract([A], OPTS)
-    assert records[0].error.kind == "invalid_result" and "final URL" in records[0].error.message
+    assert records[0].error.kind == kind and "final URL refused" in records[0].error.message
+    assert records[0].content is None
+
+
+async def test_exa_private_final_url_allowed_when_the_policy_allows(server, sleeps):
+    settings = Settings(allow_private=True)
+    exa = ExaProvider(settings, {"EXA_BASE_URL": server.url, "EXA_API_KEY": "k"}, sleep=sleeps)
+    server.route("POST", "/contents", reply_json({"results": [
+        {"id": A, "url": "http://10.1.2.3/wiki", "text": "intranet page"}], "statuses": []}))
+    async with exa:
+        records = await exa.extract([A], OPTS)
+    assert records[0].ok and records[0].final_url == "http://10.1.2.3/wiki"
 
 
 async def test_exa_bad_json(server, exa):
