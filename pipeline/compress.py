@@ -33,6 +33,7 @@ from pipeline.truncate import find_cut, truncate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _MIN_PIECE_TARGET = 200
+MAX_ROUNDS = 3  # summary-of-summaries rounds before the partials are cut to fit
 
 
 @runtime_checkable
@@ -134,6 +135,9 @@ class OpenAICompressor:
         await self.http.aclose()
 
     async def compress(self, text: str, instruction: str | None = None) -> str:
+        return await self._compress(text, instruction, rounds=MAX_ROUNDS)
+
+    async def _compress(self, text: str, instruction: str | None, *, rounds: int) -> str:
         budget, target = self.config.input_chars, self.config.target_chars
         if len(text) <= budget:
             return await self._ask(text, instruction, target, combine=False)
@@ -142,8 +146,10 @@ class OpenAICompressor:
         partials = await asyncio.gather(
             *(self._ask(piece, instruction, piece_target, combine=False) for piece in pieces))
         joined = "\n\n".join(partials)
-        if len(joined) > budget:  # still too long to combine in one call: another round
-            return await self.compress(joined, instruction)
+        if len(joined) > budget:
+            if rounds > 1:  # still too long to combine in one call: another round
+                return await self._compress(joined, instruction, rounds=rounds - 1)
+            joined = joined[: find_cut(joined, budget).end]  # a model that ignores targets
         return await self._ask(joined, instruction, target, combine=True)
 
     async def _ask(self, text: str, instruction: str | None, target: int, *,

@@ -224,3 +224,17 @@ def test_compressor_from_config_file_table():
     made = compressor_from_env(settings, env={})
     assert made is not None and made.config.model == "local-model"
     assert compressor_from_env(Settings(), env={}) is None
+
+
+async def test_a_model_ignoring_the_target_cannot_loop_forever():
+    server = await ScriptedServer().start()
+    server.route("POST", PATH, reply_json(completion("verbose " * 200)))  # 1,600 chars always
+    try:
+        async with compressor(server, input_chars=1000, target_chars=100) as c:
+            summary = await c.compress("Sentence here. " * 400)
+    finally:
+        await server.close()
+    assert summary.startswith("verbose")
+    assert len(server.requests) < 60  # bounded rounds, then one combining call
+    combine = server.requests[-1].json()["messages"][1]["content"]
+    assert len(combine) <= 1000
