@@ -126,13 +126,25 @@ class HttpFetcher:
             self._policy_resolver = None
 
     async def fetch(self, url: str) -> FetchResult:
-        """Fetch one URL; raise only :class:`FetchError`, never later than the deadline."""
+        """Fetch one URL; raise only :class:`FetchError`, never later than the deadline.
+
+        The deadline starts once the host admits the URL (see ``HostGate.admit``).
+        """
         if self._session is None:
             raise FetchError("network", "fetcher not started (use 'async with')")
+        try:
+            target = parse_url(url)
+            check_target(target, self.policy)
+        except PipelineError as exc:
+            raise FetchError(exc.kind, exc.message, retryable=exc.retryable) from None
+        async with self.gate.admit(_host_key(target)):
+            return await self._fetch_admitted(url, target)
+
+    async def _fetch_admitted(self, raw: str, target: URL) -> FetchResult:
         timeout = self.settings.timeout
         call = _Call(deadline=asyncio.get_running_loop().time() + timeout)
         try:
-            return await asyncio.wait_for(self._fetch(url, call), timeout)
+            return await asyncio.wait_for(self._fetch(raw, target, call), timeout)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
             raise
@@ -146,9 +158,7 @@ class HttpFetcher:
             raise FetchError("network", f"fetch failed: {type(exc).__name__}",
                              attempts=max(1, call.attempts)) from None
 
-    async def _fetch(self, raw: str, call: _Call) -> FetchResult:
-        target = parse_url(raw)
-        check_target(target, self.policy)
+    async def _fetch(self, raw: str, target: URL, call: _Call) -> FetchResult:
         if self._robots is not None:
             await self._robots.check(target)
         if self.settings.head:

@@ -42,7 +42,7 @@ class _Host:
 
 
 class HostGate:
-    """Admit requests per host: ``async with gate.slot(host): ...``."""
+    """Per-host admission (``admit``: URLs in flight) and pacing (``slot``: each request)."""
 
     def __init__(self, per_host: int, rate: float, max_hosts: int = 4096) -> None:
         self.per_host = per_host
@@ -80,8 +80,23 @@ class HostGate:
             del self._hosts[host]
 
     @asynccontextmanager
+    async def admit(self, host: str) -> AsyncIterator[None]:
+        """Hold one of the ``per_host`` places of ``host`` for a whole URL.
+
+        Time spent queueing here is politeness, not the URL's fault: callers start the URL's
+        deadline only once admitted, so a long list for one host never times out in the queue.
+        """
+        entry = self._entry(host)
+        entry.users += 1
+        try:
+            async with entry.semaphore:
+                yield
+        finally:
+            entry.users -= 1
+
+    @asynccontextmanager
     async def slot(self, host: str, deadline: float | None = None) -> AsyncIterator[None]:
-        """Wait for a concurrency slot, any slow-down, and the rate limiter of ``host``.
+        """Pace one request to ``host``: wait out any slow-down, then the rate limiter.
 
         Raise :class:`HostThrottled` rather than wait for a slow-down ending after
         ``deadline`` (loop time).
@@ -90,13 +105,12 @@ class HostGate:
         entry.users += 1
         loop = asyncio.get_running_loop()
         try:
-            async with entry.semaphore:
-                while (delay := entry.not_before - loop.time()) > 0:
-                    if deadline is not None and entry.not_before > deadline:
-                        raise HostThrottled(host, delay)
-                    await asyncio.sleep(delay)
-                await entry.limiter.acquire()
-                yield
+            while (delay := entry.not_before - loop.time()) > 0:
+                if deadline is not None and entry.not_before > deadline:
+                    raise HostThrottled(host, delay)
+                await asyncio.sleep(delay)
+            await entry.limiter.acquire()
+            yield
         finally:
             entry.users -= 1
 

@@ -15,7 +15,7 @@ async def test_per_host_concurrency_is_bounded():
 
     async def request() -> None:
         nonlocal active, peak
-        async with gate.slot("a"):
+        async with gate.admit("a"):
             active += 1
             peak = max(peak, active)
             await asyncio.sleep(0.01)

@@ -86,3 +86,15 @@ async def test_untrusted_certificate_is_a_network_error_not_retried(make_setting
         await runner.cleanup()
     assert info.value.kind == "network" and "TLS" in info.value.message
     assert info.value.attempts == 1 and stats["total"] == 0
+
+
+async def test_queueing_for_a_host_does_not_count_against_the_deadline(make_settings,
+                                                                        app_server):
+    # 12 URLs of one host, one at a time at 10 requests/s: the last waits ~1.1 s in the
+    # queue, far longer than its 0.5 s deadline, and must still succeed.
+    app, stats = tracking_app(0.0)
+    settings = make_settings(per_host=1, rate=10.0, timeout=0.5, head=False)
+    async with app_server(app) as base, HttpFetcher(settings) as client:
+        results = await asyncio.gather(*(client.fetch(f"{base}/{n}") for n in range(12)))
+    assert [r.status for r in results] == [200] * 12
+    assert stats["peak"] == 1
