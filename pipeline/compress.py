@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
@@ -214,6 +214,19 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
                                          "next_offset": None})
     return record.model_copy(update={"ok": False, "content": None, "chars": 0, "error": info,
                                      "next_offset": None})
+
+
+def compressing(extract: Callable[[str], Awaitable[Record]], compressor: Compressor,
+                settings: Settings) -> Callable[[str], Awaitable[Record]]:
+    """Wrap the batch engine's ``extract(url) -> Record`` with the compressor stage
+    (``--compress``: floor, instruction and ``max_chars`` from ``settings``)."""
+    async def run(url: str) -> Record:
+        return await compress_record(await extract(url), compressor,
+                                     floor=settings.compress_floor,
+                                     instruction=settings.instruction,
+                                     max_chars=settings.max_chars)
+
+    return run
 
 
 async def compress_records(records: Sequence[Record], compressor: Compressor | None,

@@ -238,3 +238,16 @@ async def test_a_model_ignoring_the_target_cannot_loop_forever():
     assert len(server.requests) < 60  # bounded rounds, then one combining call
     combine = server.requests[-1].json()["messages"][1]["content"]
     assert len(combine) <= 1000
+
+
+async def test_compressing_wraps_the_batch_extract_call():
+    from pipeline.compress import compressing
+
+    async def extract(url):
+        return Record(url=url, ok=True, content=LONG, chars=len(LONG))
+
+    run = compressing(extract, FakeCompressor(reply="gist"),
+                      Settings(compress_floor=100, instruction="names"))
+    record = await run("https://a.example/")
+    assert record.compressed and record.content == "gist"
+    assert record.metadata["original_chars"] == len(LONG)
