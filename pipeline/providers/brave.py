@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline.providers.base import SearchOptions, SearchPage
-from pipeline.providers.common import results_list, site_query, strip_tags
+from pipeline.providers.common import rename_rows, results_list, site_query, strip_tags
 from pipeline.providers.http import HttpProvider, env_value, join_url
 from pipeline.settings import Settings
 
@@ -49,8 +49,9 @@ class BraveProvider(HttpProvider):
             "GET", join_url(self.base_url, "/res/v1/web/search"), params=params,
             headers=headers)
         results = results_list(self.name, data, "web", "results")
-        rows = [{"title": r.get("title"), "url": r.get("url"),
-                 "snippet": strip_tags(r.get("description")),
-                 "published": r.get("page_age") or r.get("age")}
-                if isinstance(r, dict) else r for r in results]
+        rows = rename_rows(results, title="title", url="url", snippet="description",
+                           published=("page_age", "age"))
+        for row in rows:
+            if isinstance(row, dict):
+                row["snippet"] = strip_tags(row["snippet"])  # Brave marks matches with <strong>
         return SearchPage(rows=rows, warnings=warnings)

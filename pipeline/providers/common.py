@@ -141,6 +141,18 @@ def strip_tags(text: object) -> object:
     return html.unescape(_TAG.sub("", text)) if isinstance(text, str) else text
 
 
+def rename_rows(items: Iterable[Any], **keys: str | tuple[str, ...]) -> list[Any]:
+    """Vendor rows with fields renamed to :class:`~pipeline.models.SearchResult`'s
+    (``snippet="content"``; a tuple lists fallbacks). Anything that is not an object passes
+    through unchanged, for the kernel to refuse."""
+    def pick(row: dict[str, Any], names: str | tuple[str, ...]) -> Any:
+        names = (names,) if isinstance(names, str) else names
+        return next((row[name] for name in names if row.get(name) is not None), None)
+
+    return [{ours: pick(row, theirs) for ours, theirs in keys.items()}
+            if isinstance(row, dict) else row for row in items]
+
+
 def site_query(query: str, include: Iterable[str], exclude: Iterable[str]) -> str:
     """Express domain filters as ``site:`` operators, for engines without a filter field."""
     include = [d for d in include if d]

@@ -18,6 +18,7 @@ from pipeline.providers.common import (
     dig,
     failed_record,
     in_input_order,
+    rename_rows,
     results_list,
     vendor_record,
 )
@@ -60,9 +61,8 @@ class ExaProvider(HttpProvider):
                     for option in ("language", "region") if getattr(options, option)]
         data = await self.http.request_json("POST", join_url(self.base_url, "/search"),
                                             json_body=body, headers=self._headers())
-        rows = [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("text"),
-                 "score": r.get("score"), "published": r.get("publishedDate")}
-                if isinstance(r, dict) else r for r in results_list(self.name, data, "results")]
+        rows = rename_rows(results_list(self.name, data, "results"), title="title", url="url",
+                           snippet="text", score="score", published="publishedDate")
         return SearchPage(rows=rows, warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:

@@ -14,7 +14,14 @@ from typing import Any
 
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
-from pipeline.providers.common import dig, per_url, results_list, site_query, vendor_record
+from pipeline.providers.common import (
+    dig,
+    per_url,
+    rename_rows,
+    results_list,
+    site_query,
+    vendor_record,
+)
 from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
 from pipeline.settings import Settings
 
@@ -60,9 +67,8 @@ class FirecrawlProvider(HttpProvider):
         found = dig(data, "data")
         rows = results_list(self.name, data, "data") if isinstance(found, list) or found is None \
             else results_list(self.name, data, "data", "web")
-        mapped = [{"title": r.get("title"), "url": r.get("url"),
-                   "snippet": r.get("description")} if isinstance(r, dict) else r for r in rows]
-        return SearchPage(rows=mapped, warnings=warnings)
+        return SearchPage(rows=rename_rows(rows, title="title", url="url", snippet="description"),
+                          warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
         return await per_url(urls, lambda url: self._scrape(url, options), self.name,

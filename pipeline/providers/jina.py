@@ -13,7 +13,14 @@ from typing import Any
 
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
-from pipeline.providers.common import dig, per_url, results_list, site_query, vendor_record
+from pipeline.providers.common import (
+    dig,
+    per_url,
+    rename_rows,
+    results_list,
+    site_query,
+    vendor_record,
+)
 from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
 from pipeline.settings import Settings
 
@@ -57,9 +64,8 @@ class JinaProvider(HttpProvider):
         data = await self.http.request_json(
             "GET", join_url(self.search_url, "/"), headers=headers,
             params={"q": site_query(query, include, options.exclude_domains)})
-        rows = [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("description"),
-                 "published": r.get("date")}
-                if isinstance(r, dict) else r for r in results_list(self.name, data, "data")]
+        rows = rename_rows(results_list(self.name, data, "data"), title="title", url="url",
+                           snippet="description", published="date")
         return SearchPage(rows=rows, warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline.providers.base import SearchOptions, SearchPage
-from pipeline.providers.common import results_list, site_query
+from pipeline.providers.common import rename_rows, results_list, site_query
 from pipeline.providers.http import HttpProvider, env_value, join_url
 from pipeline.settings import Settings
 
@@ -44,7 +44,6 @@ class SearxngProvider(HttpProvider):
             "GET", join_url(self.base_url or "", "/search"), params=params,
             headers={"Accept": "application/json"})
         results = results_list(self.name, data, "results")
-        rows = [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("content"),
-                 "score": r.get("score"), "published": r.get("publishedDate")}
-                if isinstance(r, dict) else r for r in results]
+        rows = rename_rows(results, title="title", url="url", snippet="content", score="score",
+                           published="publishedDate")
         return SearchPage(rows=rows, warnings=warnings)

@@ -13,7 +13,13 @@ from typing import Any
 
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
-from pipeline.providers.common import failed_record, in_input_order, results_list, vendor_record
+from pipeline.providers.common import (
+    failed_record,
+    in_input_order,
+    rename_rows,
+    results_list,
+    vendor_record,
+)
 from pipeline.providers.http import HttpProvider, env_value, join_url
 from pipeline.settings import Settings
 
@@ -54,9 +60,8 @@ class TavilyProvider(HttpProvider):
                         for option in ("language", "region") if getattr(options, option))
         data = await self.http.request_json("POST", join_url(self.base_url, "/search"),
                                             json_body=body, headers=self._headers())
-        rows = [{"title": r.get("title"), "url": r.get("url"), "snippet": r.get("content"),
-                 "score": r.get("score"), "published": r.get("published_date")}
-                if isinstance(r, dict) else r for r in results_list(self.name, data, "results")]
+        rows = rename_rows(results_list(self.name, data, "results"), title="title", url="url",
+                           snippet="content", score="score", published="published_date")
         return SearchPage(rows=rows, warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
