@@ -1,8 +1,10 @@
 """Provider ports: search and extract capabilities behind one small contract each.
 
-A vendor module implements one or both protocols and registers a factory
-(``Settings -> provider``) in ``pipeline.providers.registry``. Providers receive validated
-options and may return untrusted data: the kernel (``pipeline.web``) re-validates it.
+A vendor module implements one or both protocols and registers a ``ProviderSpec`` (a
+factory ``(settings, env) -> provider``) in ``pipeline.providers.registry``. Providers receive
+validated options and may return untrusted data: the kernel (``pipeline.web``) re-validates
+it. A provider whose capabilities need different setup may add
+``configured_for(capability) -> bool`` (Jina: the reader works without a key, search not).
 """
 
 from __future__ import annotations
