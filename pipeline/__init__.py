@@ -23,12 +23,21 @@ _LAZY = {
     "web_extract_sync": "pipeline.web",
     "render": "pipeline.rendering",
     "tool_definitions": "pipeline.tools",
+    "SearchArgs": "pipeline.web",
+    "ExtractArgs": "pipeline.web",
 }
 
 if TYPE_CHECKING:
     from pipeline.rendering import render
     from pipeline.tools import tool_definitions
-    from pipeline.web import web_extract, web_extract_sync, web_search, web_search_sync
+    from pipeline.web import (
+        ExtractArgs,
+        SearchArgs,
+        web_extract,
+        web_extract_sync,
+        web_search,
+        web_search_sync,
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -45,11 +54,14 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
+
 __all__ = [
     "Document",
     "ErrorInfo",
+    "ExtractArgs",
     "ExtractResponse",
     "Record",
+    "SearchArgs",
     "SearchResponse",
     "SearchResult",
     "Settings",

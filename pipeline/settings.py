@@ -75,6 +75,10 @@ class Settings(BaseModel):
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
     instruction: str | None = None
+    provider_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
+        "file; the environment wins")
 
     # --- full-text cache (see pipeline.cache)
     cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
