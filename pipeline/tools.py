@@ -248,7 +248,14 @@ async def answer(
         response = await spec.call(arguments, settings)
     except PipelineError as exc:
         return error_sentence(exc.to_info(), f"The {spec.name} call"), True
-    return render(response, untrusted=untrusted), not response.ok
+    return render(response, untrusted=untrusted), _failed(response)
+
+
+def _failed(response: Response) -> bool:
+    """A call failed when the response did, or when it read no page at all."""
+    if isinstance(response, ExtractResponse):
+        return not response.ok or not any(record.ok for record in response.records)
+    return not response.ok
 
 
 def unknown_tool(name: str, known: Iterable[str]) -> str:
