@@ -28,3 +28,11 @@ def test_lazy_names_resolve_and_unknown_names_fail():
     assert "web_extract" in dir(pipeline)
     with pytest.raises(AttributeError):
         pipeline.no_such_name  # noqa: B018
+
+
+def test_kernel_functions_load_on_first_use():
+    from pipeline import web
+
+    assert pipeline.web_extract is web.web_extract
+    assert pipeline.web_search_sync is web.web_search_sync
+    assert pipeline.ExtractArgs is web.ExtractArgs
