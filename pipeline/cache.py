@@ -21,7 +21,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +37,8 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 # Options that pick a window of the full text; they must not split the cache.
 _WINDOW_OPTIONS = frozenset({"max_chars", "offset"})
 
+# ``totals`` keeps the stored byte count up to date through triggers, so the size cap costs
+# O(1) per write however big the cache grows (a SUM would read every page of the table).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -45,7 +48,24 @@ CREATE TABLE IF NOT EXISTS entries (
     record TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_stored ON entries (stored);
+CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), bytes INTEGER NOT NULL);
+INSERT OR IGNORE INTO totals (id, bytes) SELECT 0, COALESCE(SUM(size), 0) FROM entries;
+CREATE TRIGGER IF NOT EXISTS entries_added AFTER INSERT ON entries
+    BEGIN UPDATE totals SET bytes = bytes + new.size WHERE id = 0; END;
+CREATE TRIGGER IF NOT EXISTS entries_removed AFTER DELETE ON entries
+    BEGIN UPDATE totals SET bytes = bytes - old.size WHERE id = 0; END;
 """
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -65,6 +85,10 @@ def cache_key(url: str, **options: Any) -> str:
 Loader = Callable[[], Awaitable[Record]]
 T = TypeVar("T")
 _SQL_VARIABLES = 500  # below SQLite's limit on bound parameters per statement
+
+
+def _total(db: sqlite3.Connection) -> int:
+    return db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
 
 
 def _succeeded(record: Record) -> bool:
@@ -204,10 +228,11 @@ class TextCache:
             return
 
         def action(db: sqlite3.Connection) -> None:
-            with db:  # one transaction: a reader never sees half a batch
+            with _transaction(db):  # a reader never sees half a batch
+                # delete + insert, not REPLACE: REPLACE's implicit delete fires no trigger
+                db.executemany("DELETE FROM entries WHERE key = ?", [(r[0],) for r in rows])
                 db.executemany(
-                    "INSERT OR REPLACE INTO entries (key, url, stored, size, record) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO entries (key, url, stored, size, record) VALUES (?, ?, ?, ?, ?)",
                     rows,
                 )
                 self._evict(db)
@@ -215,16 +240,14 @@ class TextCache:
         self._run(action)
 
     def _evict(self, db: sqlite3.Connection) -> None:
-        (total,) = db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()
-        if total <= self.max_bytes:
+        if _total(db) <= self.max_bytes:
             return
         db.execute("DELETE FROM entries WHERE stored <= ?", (self._clock() - self.ttl,))
-        excess = total - self.max_bytes
-        rows = db.execute("SELECT key, size FROM entries ORDER BY stored, rowid").fetchall()
+        excess = _total(db) - self.max_bytes
         doomed = []
-        for key, size in rows:
+        for key, size in db.execute("SELECT key, size FROM entries ORDER BY stored, rowid"):
             if excess <= 0:
-                break
+                break  # the index walk stops here: only the oldest rows are read
             doomed.append((key,))
             excess -= size
         db.executemany("DELETE FROM entries WHERE key = ?", doomed)
@@ -232,7 +255,7 @@ class TextCache:
     def stats(self) -> tuple[int, int]:
         """(entries, bytes) currently stored."""
         result = self._run(
-            lambda db: db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
+            lambda db: (db.execute("SELECT COUNT(*) FROM entries").fetchone()[0], _total(db))
         )
         return tuple(result) if result else (0, 0)
 

@@ -207,7 +207,7 @@ async def test_many_loads_misses_in_one_call_and_shares_in_flight_keys(tmp_path)
     await asyncio.sleep(0.05)
     gate.set()
     one, two = await first, await second
-    assert batches == [["B", "C"], ["D"]]  # c was in flight: loaded once, shared
+    assert sorted(batches) == [["B", "C"], ["D"]]  # c was in flight: loaded once, shared
     assert one["a"].content == "cached" and one["c"] is two["c"]
     assert two["d"].content == "loaded D"
     assert cache.get_sync("d") is not None
@@ -222,3 +222,16 @@ async def test_many_rejects_a_loader_that_miscounts():
     with pytest.raises(RuntimeError, match="0 records for 2"):
         await cache.get_or_load_many({"x": 1, "y": 2}, loader)
     assert not cache._inflight  # nothing left dangling
+
+
+def test_byte_total_tracks_replaces_expiry_and_eviction(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=100, max_bytes=10_000, clock=clock)
+    for i in range(30):
+        clock.now += 5
+        cache.put_sync(f"k{i % 7}", page(f"https://a.test/{i}", "z" * (200 + 37 * i)))
+    cache.get_sync("k0")  # may drop an expired row
+    with sqlite3.connect(tmp_path / DB_NAME) as raw:
+        count, actual = raw.execute("SELECT COUNT(*), SUM(size) FROM entries").fetchone()
+    assert cache.stats() == (count, actual)
+    assert actual <= 10_000
