@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -77,9 +77,14 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def cache_key(url: str, **options: Any) -> str:
     """A stable key for ``url`` extracted with ``options`` (window options ignored)."""
+    return cache_keys([url], **options)[0]
+
+
+def cache_keys(urls: Iterable[str], **options: Any) -> list[str]:
+    """:func:`cache_key` for many URLs sharing ``options`` (the options are encoded once)."""
     kept = {k: v for k, v in options.items() if k not in _WINDOW_OPTIONS and v is not None}
-    blob = json.dumps({"url": url, "options": kept}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    blob = json.dumps(kept, sort_keys=True, default=str)
+    return [hashlib.sha256(f"{blob}\n{url}".encode()).hexdigest() for url in urls]
 
 
 Loader = Callable[[], Awaitable[Record]]

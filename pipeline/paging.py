@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pipeline.cache import TextCache, cache_key
+from pipeline.cache import TextCache, cache_keys
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.settings import Settings
@@ -43,6 +43,8 @@ def page_record(full: Record, offset: int, max_chars: int) -> Record:
     the end gives empty content, not an error."""
     if not full.ok or full.content is None:
         return full
+    if offset <= 0 and len(full.content) <= max_chars and not full.truncated:
+        return full  # the whole text fits: nothing to cut, nothing to copy
     text, next_offset = window(full.content, offset, max_chars)
     return full.model_copy(
         update={
@@ -73,12 +75,14 @@ async def read_windows(
     """One record per URL (distinct URLs expected): the window at ``offset`` of each page's
     full text, ``options.max_chars`` long. Full texts come from ``cache`` when fresh; the
     misses are extracted with ONE ``extract(urls, options)`` call at the full-text budget
-    and cached (successes only). ``identity`` names what else changes the text (provider
-    chain, handlers) so it keys the cache too."""
-    keys = {
-        cache_key(url, format=options.format, **dict(identity or {})): url for url in urls
-    }
+    and cached (successes only); without a storing cache every call extracts. ``identity``
+    names what else changes the text (provider chain, handlers) so it keys the cache too."""
     full = options.model_copy(update={"max_chars": FULL_TEXT_CHARS})
+    if not cache.enabled:  # nothing to share across calls: skip the keys and the futures
+        records = list(await extract(list(urls), full))
+        return [page_record(record, offset, options.max_chars) for record in records]
+    keys = dict(zip(cache_keys(urls, format=options.format, **dict(identity or {})), urls,
+                    strict=True))
 
     async def load(batch: list[str]) -> Sequence[Record]:
         return await extract(batch, full)
