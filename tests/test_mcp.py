@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-
-mcp = pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[1]
 PARAGRAPHS = [

@@ -1,5 +1,6 @@
 """The MCP server's tool plumbing, in process, with stand-in tools (no network)."""
 
+from mcp import Client
 from pydantic import BaseModel, Field
 
 from pipeline.errors import PipelineError
@@ -7,8 +8,6 @@ from pipeline.mcp_server import build_server
 from pipeline.models import ErrorInfo, SearchResponse, SearchResult
 from pipeline.settings import Settings
 from pipeline.tools import ToolSpec
-
-Client = __import__("mcp").Client
 
 
 class EchoArgs(BaseModel):
