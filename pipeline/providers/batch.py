@@ -9,6 +9,7 @@ native extractor's own ``extract_one`` (no extra layer on the hot path).
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -56,6 +57,9 @@ async def batch_extract(settings: Settings, native: Any, *,
         if extractor.chain.names == ["native"]:
             extract = (await stack.enter_async_context(native)).extract_one
         else:
+            if not settings.quiet:  # pages going to a vendor may cost money: say so
+                print(f"extract-pipeline: extracting with {' → '.join(extractor.chain.names)}",
+                      file=sys.stderr)
             await stack.enter_async_context(extractor)
             options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
             extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
