@@ -18,13 +18,12 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any, BinaryIO, NoReturn
 
-from pipeline.cache import cache_for
-from pipeline.engine import BatchEngine, Extract, Summary, feed, read_lines
+from pipeline.engine import BatchEngine, Summary, feed, read_lines
 from pipeline.errors import PipelineError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.models import Record
-from pipeline.paging import cached_extract
+from pipeline.providers.batch import batch_extract
 from pipeline.settings import Settings, load_settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.workers import ProcessRunner
@@ -259,23 +258,15 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
         stop = asyncio.Event()
-        async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
-                                   registry=registry) as extractor:
-            engine = BatchEngine(settings, _through_cache(extractor, settings), sink.write,
-                                 done=done, on_record=progress.update)
+        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
+        async with batch_extract(settings, native) as extract:
+            engine = BatchEngine(settings, extract, sink.write, done=done,
+                                 on_record=progress.update)
             undo = _install_stop(stop)
             try:
                 return await engine.run(feed(read_lines(source)), stop)
             finally:
                 undo()
-
-
-def _through_cache(extractor: NativeExtractor, settings: Settings) -> Extract:
-    """``extractor.extract_one``, through the full-text cache when ``--cache DIR`` is set."""
-    cache = cache_for(settings, batch=True)
-    if not cache.enabled:
-        return extractor.extract_one
-    return cached_extract(extractor.extract_one, cache, settings, backends=[extractor.name])
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

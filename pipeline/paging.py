@@ -102,22 +102,21 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
 
 
 def cached_extract(
-    extract_one: Callable[..., Awaitable[Record]],
+    extract_full: Callable[[str], Awaitable[Record]],
     cache: TextCache,
     settings: Settings,
     *,
     backends: Sequence[str],
 ) -> Callable[[str], Awaitable[Record]]:
-    """A per-URL extract (``extract_one(url, format=, max_chars=)``, e.g.
-    ``NativeExtractor.extract_one``) that reads fresh pages from ``cache`` and stores what
-    it fetches — the batch command's ``--cache DIR``."""
+    """The batch command's per-URL extract through the full-text cache (``--cache DIR``):
+    fresh pages come from ``cache``, others from ``extract_full`` (which must extract the
+    whole text: budget :data:`FULL_TEXT_CHARS`) and are stored; either way the record is cut
+    to ``settings.max_chars``."""
     options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
     identity = text_identity(settings, backends)
 
-    async def extract_many(urls: list[str], full: ExtractOptions) -> list[Record]:
-        return list(await asyncio.gather(
-            *(extract_one(url, format=full.format, max_chars=full.max_chars) for url in urls)
-        ))
+    async def extract_many(urls: list[str], _: ExtractOptions) -> list[Record]:
+        return list(await asyncio.gather(*(extract_full(url) for url in urls)))
 
     async def one(url: str) -> Record:
         [record] = await read_windows(extract_many, [url], options, cache=cache,

@@ -92,12 +92,11 @@ BUILTIN_SPECS: tuple[ProviderSpec, ...] = (
 )
 
 DEFAULTS: dict[str, str] = {"search": "duckduckgo", "extract": "native"}
-# Search follows the keys present. Extraction does not: reading every page through a paid
-# vendor just because its key is in the environment would surprise (and bill) batch users,
-# and our own pipeline is the better extractor; name a vendor to use one.
+# Both capabilities follow the keys present (DESIGN.md); the batch command says on stderr when
+# a run's pages go to a vendor, since that may bill the user.
 AUTO_DETECT: dict[str, tuple[str, ...]] = {
     "search": ("searxng", "brave", "tavily", "exa", "firecrawl", "jina"),
-    "extract": (),
+    "extract": ("firecrawl", "tavily", "exa", "jina"),
 }
 
 

@@ -107,7 +107,11 @@ def test_builtin_registry_names_and_defaults():
                                           "firecrawl", "jina"}
     assert set(reg.capable("extract")) == {"native", "tavily", "exa", "firecrawl", "jina"}
     assert reg.resolve("search", Settings(), {}).chain == ["duckduckgo"]
-    assert reg.resolve("extract", Settings(), {"TAVILY_API_KEY": "t"}).chain == ["native"]
+    assert reg.resolve("extract", Settings(), {}).chain == ["native"]
+    assert reg.resolve("extract", Settings(), {"TAVILY_API_KEY": "t"}).chain == ["tavily",
+                                                                                 "native"]
+    pinned = Settings(extract_backend=["native"])
+    assert reg.resolve("extract", pinned, {"TAVILY_API_KEY": "t"}).chain == ["native"]
     detected = reg.resolve("search", Settings(), {"BRAVE_API_KEY": "b", "SEARXNG_URL": "http://l"})
     assert detected.chain == ["searxng", "brave", "duckduckgo"]
 
