@@ -46,6 +46,7 @@ def parameters_schema(
     (they keep their defaults). See the module docstring for ``strict``."""
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
+    raw.pop("description", None)  # the model's docstring is for developers; the tool has its own
     schema = _clean(raw, defs, strict, depth=0)
     hidden = set(exclude)
     schema["properties"] = {
