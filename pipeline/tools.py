@@ -13,7 +13,8 @@ as plain dicts — no SDK is imported:
 OpenAI treats a Responses function as strict unless told otherwise, so both OpenAI shapes
 always carry ``strict`` explicitly. ``strict=True`` reshapes the schema to what strict mode
 accepts: every property required (optional ones made nullable — pass null for the default),
-``additionalProperties: false`` on every object, no ``default`` keywords.
+``additionalProperties: false`` on every object, no keywords it refuses (``default``, string
+lengths: a length limit moves into the description).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ from pipeline.settings import Settings, load_settings
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
 
+# Keywords OpenAI strict mode refuses ("... is not permitted"); a dropped length limit is
+# still enforced by our own validation, and told to the model in the description.
+_STRICT_UNSUPPORTED = frozenset({
+    "default", "minLength", "maxLength", "minProperties", "maxProperties",
+    "patternProperties", "propertyNames", "unevaluatedProperties",
+})
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_ONE = ("items", "additionalProperties", "not")
 
@@ -71,7 +78,7 @@ def _clean(node: Any, defs: Mapping[str, Any], strict: bool, depth: int) -> Any:
         return _clean(target, defs, strict, depth + 1)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("title", "$defs") or (strict and key == "default"):
+        if key in ("title", "$defs") or (strict and key in _STRICT_UNSUPPORTED):
             continue
         if key == "properties":
             out[key] = {name: _clean(sub, defs, strict, depth + 1) for name, sub in value.items()}
@@ -79,6 +86,9 @@ def _clean(node: Any, defs: Mapping[str, Any], strict: bool, depth: int) -> Any:
             out[key] = _clean(value, defs, strict, depth + 1)
         else:
             out[key] = value
+    if strict and "maxLength" in node:
+        limit = f"at most {node['maxLength']} characters"
+        out["description"] = f"{out['description']} ({limit})" if "description" in out else limit
     if out.get("type") == "object" and "properties" in out:
         out["additionalProperties"] = False
         if strict:

@@ -66,7 +66,8 @@ def test_strict_schema_follows_openai_rules():
     for obj in objects(schema):
         assert obj["additionalProperties"] is False
         assert sorted(obj["required"]) == sorted(obj["properties"])
-    assert not any(isinstance(n, dict) and "default" in n for n in walk(schema))
+    refused = {"default", "minLength", "maxLength"}
+    assert not any(isinstance(n, dict) and refused & set(n) for n in walk(schema))
     # every optional field accepts null, meaning "use the default"
     nulls = dict.fromkeys(["limit", "period", "sites", "window"])
     jsonschema.validate({"query": "x", **nulls}, schema)
