@@ -40,6 +40,7 @@ async def test_offset_reads_every_window_with_one_fetch(tmp_path):
                                                   settings=settings)
             [record] = response.records
             assert record.ok and len(record.content) <= 600
+            assert response.provider == ("native" if not windows else "cache")
             windows.append(record.content.removesuffix("... [truncated]"))
             offset = record.next_offset
     assert gets["/long"] == 1
