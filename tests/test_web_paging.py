@@ -7,6 +7,7 @@ from aiohttp import web
 import pipeline
 from pipeline.settings import Settings
 from pipeline.tools import FLAVORS, agent_tools, run_tool, tool_definitions
+from pipeline.truncate import MARKER
 from tests.engine.conftest import serve
 
 TEXT = "\n\n".join(f"Section {i}. " + "Herons wait in the shallows. " * 6 for i in range(30))
@@ -41,7 +42,7 @@ async def test_offset_reads_every_window_with_one_fetch(tmp_path):
             [record] = response.records
             assert record.ok and len(record.content) <= 600
             assert response.provider == ("native" if not windows else "cache")
-            windows.append(record.content.removesuffix("... [truncated]"))
+            windows.append(record.content.removesuffix(MARKER))
             offset = record.next_offset
     assert gets["/long"] == 1
     assert len(windows) > 3
