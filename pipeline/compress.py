@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pipeline.errors import PipelineError
 from pipeline.models import ErrorInfo, Record
 from pipeline.providers.common import dig
-from pipeline.providers.http import VendorClient, env_value, join_url
+from pipeline.providers.http import OwnsClient, VendorClient, env_value, join_url
 from pipeline.providers.registry import provider_env
 from pipeline.settings import Settings
 from pipeline.truncate import find_cut, truncate
@@ -113,7 +113,7 @@ def split_text(text: str, budget: int) -> list[str]:
     return pieces
 
 
-class OpenAICompressor:
+class OpenAICompressor(OwnsClient):
     """Summaries from an OpenAI-compatible ``/chat/completions`` endpoint, with the shared
     vendor HTTP client (timeouts, ``Retry-After``-aware retries) and a concurrency cap."""
 
@@ -124,15 +124,6 @@ class OpenAICompressor:
         self.http = VendorClient(self.name, settings, total_timeout=config.timeout,
                                  **client_options)
         self._gate = asyncio.Semaphore(config.concurrency)
-
-    async def __aenter__(self) -> OpenAICompressor:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.http.aclose()
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
 
     async def compress(self, text: str, instruction: str | None = None) -> str:
         return await self._compress(text, instruction, rounds=MAX_ROUNDS)

@@ -5,13 +5,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from pipeline.providers.base import SearchOptions, SearchPage
-from pipeline.providers.common import rename_rows, results_list, site_query, strip_tags
-from pipeline.providers.http import HttpProvider, env_value, join_url
-from pipeline.settings import Settings
+from pipeline.providers.common import (
+    capped_count,
+    rename_rows,
+    results_list,
+    site_query,
+    strip_tags,
+)
+from pipeline.providers.http import HttpProvider, join_url
 
 DEFAULT_BASE_URL = "https://api.search.brave.com"
 MAX_COUNT = 20
@@ -20,24 +22,16 @@ _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 
 class BraveProvider(HttpProvider):
     name = "brave"
-
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        super().__init__(settings, env, **client_options)
-        self.base_url = env_value(env, "BRAVE_BASE_URL") or DEFAULT_BASE_URL
-        self.key = env_value(env, "BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY")
-
-    def is_configured(self) -> bool:
-        return bool(self.key)
+    base_url_env = "BRAVE_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY")
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
-        warnings = []
+        warnings: list[str] = []
         params: dict[str, str] = {
             "q": site_query(query, options.include_domains, options.exclude_domains)}
-        if options.max_results:
-            params["count"] = str(min(options.max_results, MAX_COUNT))
-            if options.max_results > MAX_COUNT:
-                warnings.append(f"at most {MAX_COUNT} results per query; "
-                                f"asked for {options.max_results}")
+        if count := capped_count(options.max_results, MAX_COUNT, warnings):
+            params["count"] = str(count)
         if options.time_range:
             params["freshness"] = _FRESHNESS[options.time_range]
         if options.region:

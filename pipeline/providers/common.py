@@ -17,7 +17,7 @@ from pipeline.errors import PipelineError
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
 from pipeline.models import ErrorInfo, OutputFormat, Record
-from pipeline.providers.base import ExtractOptions
+from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.http import VendorError
 from pipeline.truncate import truncate
 
@@ -151,6 +151,27 @@ def rename_rows(items: Iterable[Any], **keys: str | tuple[str, ...]) -> list[Any
 
     return [{ours: pick(row, theirs) for ours, theirs in keys.items()}
             if isinstance(row, dict) else row for row in items]
+
+
+def capped_count(asked: int | None, cap: int, warnings: list[str]) -> int | None:
+    """``asked`` (a result count) held to a vendor's per-query ``cap``, with a warning when
+    it had to be cut; None when the caller left the count to the vendor."""
+    if not asked:
+        return None
+    if asked > cap:
+        warnings.append(f"at most {cap} results per query; asked for {asked}")
+    return min(asked, cap)
+
+
+def present(**fields: Any) -> dict[str, Any]:
+    """The request fields that carry a value, so a vendor only sees what was asked for."""
+    return {name: value for name, value in fields.items() if value not in (None, "", [])}
+
+
+def unsupported(options: SearchOptions, *names: str) -> list[str]:
+    """A warning for each option among ``names`` that the caller set but the vendor cannot
+    honour."""
+    return [f"{name} is not supported; ignored" for name in names if getattr(options, name)]
 
 
 def site_query(query: str, include: Iterable[str], exclude: Iterable[str]) -> str:

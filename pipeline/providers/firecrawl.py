@@ -15,11 +15,13 @@ from typing import Any
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
 from pipeline.providers.common import (
+    capped_count,
     dig,
     per_url,
     rename_rows,
     results_list,
     site_query,
+    unsupported,
     vendor_record,
 )
 from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
@@ -33,19 +35,17 @@ _TBS = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 
 class FirecrawlProvider(HttpProvider):
     name = "firecrawl"
+    base_url_env = "FIRECRAWL_API_URL"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = ("FIRECRAWL_API_KEY",)
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         super().__init__(settings, env, **client_options)
-        self.custom_url = env_value(env, "FIRECRAWL_API_URL")
-        self.base_url = self.custom_url or DEFAULT_BASE_URL
+        self.self_hosted = bool(env_value(env, self.base_url_env))
         self.version = env_value(env, "FIRECRAWL_API_VERSION") or "v2"
-        self.key = env_value(env, "FIRECRAWL_API_KEY")
 
     def is_configured(self) -> bool:
-        return bool(self.key or self.custom_url)
-
-    def _headers(self) -> dict[str, str] | None:
-        return {"Authorization": f"Bearer {self.key}"} if self.key else None
+        return bool(self.key or self.self_hosted)  # a self-hosted instance may need no key
 
     def _url(self, endpoint: str) -> str:
         return join_url(self.base_url, f"/{self.version}/{endpoint}")
@@ -53,15 +53,16 @@ class FirecrawlProvider(HttpProvider):
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         body: dict[str, Any] = {
             "query": site_query(query, options.include_domains, options.exclude_domains)}
-        if options.max_results:
-            body["limit"] = min(options.max_results, MAX_LIMIT)
+        warnings: list[str] = []
+        if count := capped_count(options.max_results, MAX_LIMIT, warnings):
+            body["limit"] = count
         if options.time_range:
             body["tbs"] = _TBS[options.time_range]
         if options.region:
             body["country"] = options.region[:2].upper()
-        warnings = ["language is not supported; ignored"] if options.language else []
+        warnings += unsupported(options, "language")
         data = await self.http.request_json("POST", self._url("search"), json_body=body,
-                                            headers=self._headers())
+                                            headers=self.bearer())
         if dig(data, "success") is False:
             raise VendorError(self.name, str(dig(data, "error") or "search failed"), fatal=True)
         found = dig(data, "data")
@@ -76,7 +77,7 @@ class FirecrawlProvider(HttpProvider):
 
     async def _scrape(self, url: str, options: ExtractOptions) -> Record:
         data = await self.http.request_json(
-            "POST", self._url("scrape"), headers=self._headers(),
+            "POST", self._url("scrape"), headers=self.bearer(),
             json_body={"url": url, "formats": ["markdown"], "onlyMainContent": True})
         if dig(data, "success") is False:
             raise VendorError(self.name, str(dig(data, "error") or "scrape failed"))

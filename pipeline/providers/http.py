@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Self
 
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
@@ -180,18 +180,13 @@ class VendorClient:
                            retry_after=hint if retryable else None, status=status)
 
 
-class HttpProvider:
-    """Base of the vendor providers: owns a :class:`VendorClient`; an async context manager."""
+class OwnsClient:
+    """An async context manager that closes its :class:`VendorClient` (``self.http``) on
+    exit: the vendor providers and the compressor."""
 
-    name: str = "vendor"
+    http: VendorClient
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        self.settings = settings
-        self.env = env
-        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
-        self.http = VendorClient(self.name, settings, **client_options)
-
-    async def __aenter__(self):
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -199,3 +194,34 @@ class HttpProvider:
 
     async def aclose(self) -> None:
         await self.http.aclose()
+
+
+class HttpProvider(OwnsClient):
+    """Base of the vendor providers: owns a :class:`VendorClient`; an async context manager.
+
+    A subclass names its environment variables instead of reading them itself:
+    ``base_url_env`` (with ``default_base_url`` when the vendor has a public endpoint) gives
+    ``self.base_url``, and the first non-blank of ``key_env`` gives ``self.key``. Without an
+    override, the provider is configured when it has a key.
+    """
+
+    name: str = "vendor"
+    base_url_env: str = ""
+    default_base_url: str | None = None
+    key_env: tuple[str, ...] = ()
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        self.settings = settings
+        self.env = env
+        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
+        self.http = VendorClient(self.name, settings, **client_options)
+        self.base_url = (env_value(env, self.base_url_env) if self.base_url_env else None) \
+            or self.default_base_url
+        self.key = env_value(env, *self.key_env)
+
+    def is_configured(self) -> bool:
+        return bool(self.key)
+
+    def bearer(self) -> dict[str, str]:
+        """The ``Authorization: Bearer`` header for the key, or nothing without one."""
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
