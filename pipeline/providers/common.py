@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
-from pipeline.models import ErrorInfo, OutputFormat, Record
+from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.http import VendorError
 from pipeline.truncate import truncate
@@ -117,10 +117,12 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
                   next_offset=cut.next_offset, chars=len(cut.text), **base)
 
 
-def failed_record(url: str, provider: str, cause: str, *, kind: str = "provider",
+def failed_record(url: str, provider: str, cause: str, *, kind: ErrorKind = "provider",
                   retryable: bool = False) -> Record:
-    """A per-URL vendor failure as a record."""
-    info = ErrorInfo(kind=kind, message=f"{provider}: {cause}"[:300], retryable=retryable)
+    """A per-URL vendor failure as a record (the message sanitised: causes may quote the
+    vendor)."""
+    info = ErrorInfo(kind=kind, message=sanitize_message(f"{provider}: {cause}"),
+                     retryable=retryable)
     return Record.failure(url, info, handler=provider, metadata={"provider": provider})
 
 

@@ -24,7 +24,7 @@ from pipeline.providers.common import (
     unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, join_url
+from pipeline.providers.http import HttpProvider, join_url, vendor_reason
 
 DEFAULT_BASE_URL = "https://api.exa.ai"
 SNIPPET_CHARS = 300
@@ -72,7 +72,7 @@ class ExaProvider(HttpProvider):
         for status in results_list(self.name, data, "statuses"):
             url = dig(status, "id")
             if url in wanted and dig(status, "status") == "error":
-                tag = dig(status, "error", "tag") or "error"
+                tag = vendor_reason(dig(status, "error", "tag"), "error")
                 code = dig(status, "error", "httpStatusCode")
                 by_url[url] = failed_record(url, self.name, f"{tag}" + (
                     f" (HTTP {code})" if isinstance(code, int) else ""))

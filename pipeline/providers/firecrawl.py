@@ -24,7 +24,13 @@ from pipeline.providers.common import (
     unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
+from pipeline.providers.http import (
+    HttpProvider,
+    VendorError,
+    env_value,
+    join_url,
+    vendor_reason,
+)
 from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.firecrawl.dev"
@@ -64,7 +70,8 @@ class FirecrawlProvider(HttpProvider):
         data = await self.http.request_json("POST", self._url("search"), json_body=body,
                                             headers=self.bearer())
         if dig(data, "success") is False:
-            raise VendorError(self.name, str(dig(data, "error") or "search failed"), fatal=True)
+            raise VendorError(self.name, vendor_reason(dig(data, "error"), "search failed"),
+                              fatal=True)
         found = dig(data, "data")
         rows = results_list(self.name, data, "data") if isinstance(found, list) or found is None \
             else results_list(self.name, data, "data", "web")
@@ -80,7 +87,7 @@ class FirecrawlProvider(HttpProvider):
             "POST", self._url("scrape"), headers=self.bearer(),
             json_body={"url": url, "formats": ["markdown"], "onlyMainContent": True})
         if dig(data, "success") is False:
-            raise VendorError(self.name, str(dig(data, "error") or "scrape failed"))
+            raise VendorError(self.name, vendor_reason(dig(data, "error"), "scrape failed"))
         page = dig(data, "data")
         meta = dig(page, "metadata") or {}
         if not isinstance(meta, dict):

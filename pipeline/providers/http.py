@@ -23,6 +23,7 @@ from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_ret
 from pipeline.settings import Settings
 
 MAX_VENDOR_BODY = 64 * 1024 * 1024  # vendor answers hold many pages at most; never unbounded
+REASON_CHARS = 120  # a vendor's own words in our messages: enough to act on, never a page
 _AUTH_STATUSES = frozenset({401, 403})
 
 
@@ -53,6 +54,14 @@ def env_value(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+def vendor_reason(value: object, fallback: str = "") -> str:
+    """A vendor's own explanation, safe and short for an error message (one line, no
+    control characters, :data:`REASON_CHARS` at most); ``fallback`` when it is not text."""
+    if isinstance(value, str) and value.strip():
+        return sanitize_message(value, REASON_CHARS)
+    return fallback
+
+
 def _vendor_detail(body: bytes) -> str:
     """A short reason from an error body, if the vendor sent a JSON one."""
     try:
@@ -64,8 +73,8 @@ def _vendor_detail(body: bytes) -> str:
             value = data.get(key)
             if isinstance(value, dict):
                 value = value.get("message") or value.get("detail")
-            if isinstance(value, str) and value.strip():
-                return sanitize_message(value, 120)
+            if reason := vendor_reason(value):
+                return reason
     return ""
 
 
@@ -146,7 +155,7 @@ class VendorClient:
             raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
                               fatal=True) from exc
         except aiohttp.ClientError as exc:
-            cause = sanitize_message(str(exc) or type(exc).__name__, 120)
+            cause = vendor_reason(str(exc), type(exc).__name__)
             raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:

@@ -22,7 +22,7 @@ from pipeline.providers.common import (
     unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, join_url
+from pipeline.providers.http import HttpProvider, join_url, vendor_reason
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
@@ -64,6 +64,6 @@ class TavilyProvider(HttpProvider):
             for item in results_list(self.name, data, "failed_results"):
                 url = item.get("url") if isinstance(item, dict) else None
                 if url in wanted and url not in by_url:
-                    cause = item.get("error") if isinstance(item.get("error"), str) else None
-                    by_url[url] = failed_record(url, self.name, cause or "extraction failed")
+                    cause = vendor_reason(item.get("error"), "extraction failed")
+                    by_url[url] = failed_record(url, self.name, cause)
         return in_input_order(urls, by_url, self.name)
