@@ -32,6 +32,8 @@ class SearxngProvider(HttpProvider):
         params = {"q": site_query(query, options.include_domains, options.exclude_domains),
                   "format": "json"}
         if options.time_range:
+            # The API page lists day/month/year, but the web adapter also accepts "week";
+            # engines without time-range support ignore it either way.
             params["time_range"] = options.time_range
         if options.language:
             language = options.language.replace("_", "-")
