@@ -94,8 +94,10 @@ class CompressorConfig(BaseModel):
         try:
             return cls(**{k: v for k, v in fields.items() if v is not None})
         except ValidationError as exc:
-            raise PipelineError("config", f"invalid compressor settings: {exc.errors()[0]['loc']}"
-                                f" {exc.errors()[0]['msg']}") from exc
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise PipelineError("config",
+                                f"invalid compressor settings: {where}: {first['msg']}") from exc
 
 
 def split_text(text: str, budget: int) -> list[str]:
@@ -126,6 +128,8 @@ class OpenAICompressor(OwnsClient):
         self._gate = asyncio.Semaphore(config.concurrency)
 
     async def compress(self, text: str, instruction: str | None = None) -> str:
+        """A summary of ``text`` of about ``target_chars``; text longer than ``input_chars``
+        is summarised piece by piece first. Raises ``PipelineError('compress')``."""
         return await self._compress(text, instruction, rounds=MAX_ROUNDS)
 
     async def _compress(self, text: str, instruction: str | None, *, rounds: int) -> str:

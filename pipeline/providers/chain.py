@@ -46,6 +46,7 @@ class ProviderChain:
 
     @property
     def names(self) -> list[str]:
+        """The provider names in the order they are tried."""
         return [name for name, _ in self.links]
 
     async def __aenter__(self) -> ProviderChain:

@@ -108,6 +108,7 @@ class VendorClient:
         return self._session
 
     async def aclose(self) -> None:
+        """Close the session (a later request opens a new one)."""
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -138,7 +139,9 @@ class VendorClient:
                                         data=data, headers=headers)
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True always exits
 
-    async def _once(self, method: str, url: str, *, params, json_body, data, headers) -> bytes:
+    async def _once(self, method: str, url: str, *, params: Mapping[str, Any] | None,
+                    json_body: Any, data: Mapping[str, str] | None,
+                    headers: Mapping[str, str] | None) -> bytes:
         session = self._get_session()
         try:
             async with session.request(method, url, params=params, json=json_body, data=data,
@@ -202,6 +205,7 @@ class OwnsClient:
         await self.http.aclose()
 
     async def aclose(self) -> None:
+        """Close the vendor session (for callers that do not use ``async with``)."""
         await self.http.aclose()
 
 
