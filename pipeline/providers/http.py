@@ -224,15 +224,13 @@ class HttpProvider(OwnsClient):
     key_env: tuple[str, ...] = ()
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        self.settings = settings
-        self.env = env
         self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
         self.http = VendorClient(self.name, settings, **client_options)
-        self.base_url = (env_value(env, self.base_url_env) if self.base_url_env else None) \
-            or self.default_base_url
+        self.base_url = env_value(env, self.base_url_env) or self.default_base_url
         self.key = env_value(env, *self.key_env)
 
     def is_configured(self) -> bool:
+        """Cheap and offline: whether the provider has what it needs to be called."""
         return bool(self.key)
 
     def bearer(self) -> dict[str, str]:
