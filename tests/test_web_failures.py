@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.errors import PipelineError
 from pipeline.settings import Settings
-from pipeline.web import web_extract, web_search
+from pipeline.web import web_extract, web_extract_sync, web_search, web_search_sync
 
 S = Settings(cache=False)
 URLS = ["https://a.example/", "https://b.example/"]
@@ -125,3 +125,11 @@ async def test_cancelling_a_running_search_cancels_it():
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_sync_twins_inside_a_running_loop_return_values_not_errors():
+    # As in Jupyter or an async agent: asyncio.run would refuse here, the twins must not.
+    search = web_search_sync("q", backend=Throwing(KeyError("x")), settings=S)
+    extract = web_extract_sync(URLS, backend=Throwing(OSError("down")), settings=S)
+    assert not search.ok and search.error.kind == "provider"
+    assert [r.url for r in extract.records] == URLS and not extract.ok
