@@ -197,9 +197,7 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
     except PipelineError as exc:
         info = exc.to_info() if exc.kind == "compress" else \
             ErrorInfo(kind="compress", message=exc.message, retryable=exc.retryable)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         info = ErrorInfo(kind="compress", message=f"compressor crashed ({type(exc).__name__})")
     else:
         cut = truncate(summary, max_chars)

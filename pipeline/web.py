@@ -217,9 +217,7 @@ async def web_search(query: str, *, max_results: int | None = None,
         async with open_chain("search", settings, backend=backend, registry=registry) as chain:
             warnings.extend(chain.warnings)
             served_by, results = await chain.call(attempt, warnings)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         return SearchResponse(ok=False, query=args.query, warnings=warnings,
                               error=_failure_info(exc))
     return SearchResponse(ok=True, query=args.query, provider=served_by, results=results,
@@ -289,9 +287,7 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
                     instruction=args.instruction or settings.instruction, warnings=warnings)
             for target, record in zip(targets, records, strict=True):
                 by_url.update(dict.fromkeys(originals[target], record))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         return ExtractResponse(ok=False, warnings=warnings, error=_failure_info(exc))
     records = [by_url[url].model_copy(update={"url": url}) for url in args.urls]
     return ExtractResponse(ok=True, provider=served_by, records=records, warnings=warnings)
