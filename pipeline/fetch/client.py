@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import aiohttp
@@ -250,42 +249,44 @@ class HttpFetcher:
         seen = {str(url)}
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
-            assert self._session is not None
-            async with self._slot(url, deadline):
-                try:
-                    async with time_limit(s.connect_timeout + s.read_timeout):
-                        response = await self._session.request(method, url,
-                                                               allow_redirects=False)
-                except Exception as exc:
-                    raise classify(exc, url, s.read_timeout) from None
-                try:
-                    location = response.headers.get("Location")
-                    if response.status not in REDIRECT_STATUSES or location is None:
-                        answer = await self._final(response, method, url, max_bytes)
-                        response.release()  # back to the pool only when fully read
-                        return answer
-                    if hop == s.max_redirects:
-                        raise FetchError("http_status", f"more than {s.max_redirects} redirects",
-                                         status=response.status, final_url=str(url))
-                    next_url = resolve_location(url, location)
-                finally:
-                    response.close()  # no-op after release(); else drops the connection
+            try:
+                async with self.gate.slot(_host_key(url), deadline):
+                    answer, next_url, status = await self._hop(method, url, hop, max_bytes)
+            except HostThrottled as exc:
+                raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
+                                 "pause (429/Retry-After) beyond this URL's deadline",
+                                 status=429, retryable=True, final_url=str(url)) from None
+            if answer is not None:
+                return answer
             if str(next_url) in seen:
-                raise FetchError("http_status", "redirect loop", status=response.status,
+                raise FetchError("http_status", "redirect loop", status=status,
                                  final_url=str(next_url))
             seen.add(str(next_url))
             url = next_url
         raise AssertionError("unreachable: the loop returns or raises")
 
-    @asynccontextmanager
-    async def _slot(self, url: URL, deadline: float | None) -> AsyncIterator[None]:
+    async def _hop(self, method: str, url: URL, hop: int,
+                   max_bytes: int) -> tuple[_Answer | None, URL, int]:
+        """One request: (the final answer, _, _) or (None, where it redirects, status)."""
+        s = self.settings
+        assert self._session is not None
         try:
-            async with self.gate.slot(_host_key(url), deadline):
-                yield
-        except HostThrottled as exc:
-            raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s pause "
-                                            "(429/Retry-After) beyond this URL's deadline",
-                             status=429, retryable=True, final_url=str(url)) from None
+            async with time_limit(s.connect_timeout + s.read_timeout):
+                response = await self._session.request(method, url, allow_redirects=False)
+        except Exception as exc:
+            raise classify(exc, url, s.read_timeout) from None
+        try:
+            location = response.headers.get("Location")
+            if response.status not in REDIRECT_STATUSES or location is None:
+                answer = await self._final(response, method, url, max_bytes)
+                response.release()  # back to the pool only when fully read
+                return answer, url, response.status
+            if hop == s.max_redirects:
+                raise FetchError("http_status", f"more than {s.max_redirects} redirects",
+                                 status=response.status, final_url=str(url))
+            return None, resolve_location(url, location), response.status
+        finally:
+            response.close()  # no-op after release(); else drops the connection
 
     async def _final(self, response: aiohttp.ClientResponse, method: str, url: URL,
                      max_bytes: int) -> _Answer:

@@ -8,6 +8,7 @@ percent-encoding is normalised (yarl).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from urllib.parse import unquote
@@ -109,6 +110,13 @@ def parse_url(raw: str) -> URL:
     """Validate and normalise one URL; raise ``invalid_url`` or ``blocked`` (refused scheme)."""
     if not isinstance(raw, str):
         raise _invalid("URL is not a string")
+    return _parse_url(raw)
+
+
+# The extractor normalises a URL and the fetcher parses the result again right after: a
+# small memo makes the second parse free (the result is a pure function of the text).
+@functools.lru_cache(maxsize=256)
+def _parse_url(raw: str) -> URL:
     if len(raw) > MAX_URL_BYTES or len(raw.encode("utf-8", "surrogatepass")) > MAX_URL_BYTES:
         raise _invalid("URL longer than 8 KB")
     text = _TAB_NEWLINE.sub("", raw.strip())
@@ -155,9 +163,13 @@ def normalize_url(raw: str) -> str:
 
 def literal_ip(url: URL) -> IPAddress | None:
     """The IP address a (normalised) URL names directly, or None for a domain name."""
-    host = (url.raw_host or "").replace("%25", "%")
+    return _host_ip(url.raw_host or "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_ip(host: str) -> IPAddress | None:
     try:
-        return ipaddress.ip_address(host)
+        return ipaddress.ip_address(host.replace("%25", "%"))
     except ValueError:
         return None
 
