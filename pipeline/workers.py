@@ -8,6 +8,12 @@
   it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
   marks the whole pool broken instead.)
 
+One deliberate exception to "CPU work never runs on the event loop": a handler may offer
+``cheap(body, ctx) -> bool``; when it says True (the text handler for a small UTF-8 body,
+about 50 µs at most), :class:`ProcessRunner` calls it inline, because the round trip to a
+worker (pickling, two pipe writes and reads, waking another process) costs more than the
+work itself. Anything that may parse, detect a charset or grow with the input stays out.
+
 Workers rebuild the handler registry themselves (:func:`handlers.build_registry`) from the
 same ``module:attribute`` specs as the parent; a handler not in that registry is sent
 pickled.
@@ -55,6 +61,17 @@ def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> D
             "extract", f"handler {handler.name!r} returned {type(document).__name__}"
         )
     return document
+
+
+def _is_cheap(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> bool:
+    """The handler's own word that this body costs less than a trip to a worker."""
+    cheap = getattr(handler, "cheap", None)
+    if cheap is None:
+        return False
+    try:
+        return bool(cheap(body, ctx))
+    except Exception:  # a faulty estimate only costs the fast path
+        return False
 
 
 class InlineRunner:
@@ -243,6 +260,8 @@ class ProcessRunner:
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
         if not self._workers:
             raise RuntimeError("ProcessRunner used outside 'async with'")
+        if _is_cheap(handler, body, ctx):
+            return call_handler(handler, body, ctx)
         job = (self._reference(handler), body, ctx)
         worker = await self._idle.get()
         try:
