@@ -10,6 +10,7 @@ from pipeline.models import Document
 
 # Bytes that never occur in text (NUL and C0 controls other than tab, LF, FF, CR, ESC).
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+_BINARY_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 # Markup is the HTML handler's business: text sniffing must not claim it.
 _MARKUP = re.compile(rb"<\s*(?:!doctype|html|head|body|div|p|span|a|table|\?xml|svg)\b", re.I)
 _ATX_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -55,7 +56,8 @@ class TextHandler:
 
     def handle(self, body, ctx) -> Document:
         window = body[:_BINARY_WINDOW]
-        if len(_BINARY.findall(window)) > max(_STRAY_BYTES, _BINARY_SHARE * len(window)):
+        strays = len(window) - len(window.translate(None, _BINARY_BYTES))  # C speed, not re
+        if strays > max(_STRAY_BYTES, _BINARY_SHARE * len(window)):
             raise PipelineError("decode", "body is binary, not text")
         content = decode_body(body, ctx.charset).strip()
         title = None

@@ -31,6 +31,8 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_DOTTED_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_\-]{0,61}[a-z0-9_])?")
 
 
@@ -96,6 +98,8 @@ def _canonical_host(url: URL) -> URL:
         except ValueError as exc:
             raise _invalid("invalid IPv6 host") from exc
         return url
+    if _DOTTED_QUAD.fullmatch(host):
+        return url  # already the canonical spelling of an IPv4 address
     ipv4 = parse_ipv4_host(host)
     if ipv4 is None:
         domain = _checked_domain(host.lower())
@@ -141,9 +145,12 @@ def _parse_url(raw: str) -> URL:
         url = _canonical_host(url)
         if not url.port:  # also makes yarl validate the port, which it does lazily
             raise _invalid("invalid port")
-        url = url.with_user(None).with_fragment(None)
+        if url.raw_user is not None or url.raw_password is not None:
+            url = url.with_user(None)
+        if url.raw_fragment:
+            url = url.with_fragment(None)
         text = str(url)
-        if not str(url.with_query(None)).endswith("/") and url.raw_path == "/":
+        if url.raw_path == "/" and not str(url.with_query(None)).endswith("/"):
             query = url.raw_query_string
             text = str(url.with_path("/")) + (f"?{query}" if query else "")
         result = URL(text, encoded=True)
