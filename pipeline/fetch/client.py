@@ -9,7 +9,6 @@ literal IP hosts are judged before a request and resolved names by the connector
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 from yarl import URL
 
+from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
 from pipeline.fetch.failures import classify
@@ -29,11 +29,6 @@ from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_de
 from pipeline.fetch.robots import RobotsCache
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
 from pipeline.settings import Settings
-
-if sys.version_info >= (3, 11):
-    from asyncio import timeout as time_limit
-else:  # aiohttp itself depends on async-timeout before 3.11
-    from async_timeout import timeout as time_limit
 
 ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
           "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")
