@@ -8,6 +8,7 @@ used first), so memory stays bounded however many hosts a run meets.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import OrderedDict
 
 from aiolimiter import AsyncLimiter
@@ -33,7 +34,8 @@ class _Host:
 
     def __init__(self, per_host: int, rate: float) -> None:
         self.semaphore = asyncio.Semaphore(per_host)
-        self.limiter = _limiter(rate)
+        # rate=inf: no limiter at all (only the per-host concurrency and host slow-downs)
+        self.limiter: AsyncLimiter | None = _limiter(rate) if math.isfinite(rate) else None
         self.interval = 1.0 / rate
         self.not_before = 0.0  # loop time before which no request may start
         self.users = 0  # tasks holding or waiting for this entry
@@ -86,7 +88,8 @@ class _Slot:
                     if self.deadline is not None and entry.not_before > self.deadline:
                         raise HostThrottled(self.host, delay)
                     await asyncio.sleep(delay)
-            await entry.limiter.acquire()
+            if entry.limiter is not None:
+                await entry.limiter.acquire()
         except BaseException:
             entry.users -= 1
             raise
