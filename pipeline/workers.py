@@ -236,7 +236,7 @@ class _Worker:
         self.detach()
         if self.process is not None and self.process.is_alive():
             self.process.kill()
-        if self.process is not None:
+        if self.process is not None and self.process.pid is not None:  # never started: no join
             self.process.join()
         if self.conn is not None:
             self.conn.close()
