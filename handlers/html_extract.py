@@ -163,6 +163,10 @@ def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, boo
     for element in root.iter():
         tag = element.tag
         if tag in _SCORED:
+            # A list item or quotation made of paragraphs: those score, not it as well (the
+            # text counted twice made a manual's option list outscore the whole manual).
+            if tag != "p" and any(inner is not element for inner in element.iter(*_SCORED)):
+                continue
             yield element, " ".join(text_of(element).split()), False
         elif tag in _LOOSE_TEXT:
             text = _own_text(element)

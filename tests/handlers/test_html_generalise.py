@@ -1,0 +1,31 @@
+"""Page shapes from outside the news-article development set: manuals, FAQs, galleries."""
+
+from handlers.html import HTML_HANDLER
+from handlers.registry import HandlerContext
+
+
+def run(body: str, fmt: str = "text"):
+    html = f"<!doctype html><html><head><title>Manual</title></head><body>{body}</body></html>"
+    return HTML_HANDLER.handle(html.encode(), HandlerContext(url="https://example.org/m.html",
+                                                             format=fmt))
+
+
+def sentence(topic: str) -> str:
+    return (f"The {topic} section explains, in plain words, what the tool does, why it does it, "
+            "and which choices the reader has when it runs. ")
+
+
+def test_manual_with_an_option_list_keeps_every_section():
+    # Each option's description is a <dd> made of <p>s: counted once, the option list must
+    # not outscore the chapter that holds it and the prose sections around it.
+    options = "".join(f"<dt>--opt-{i}</dt><dd><p>{sentence(f'option {i}')}</p>"
+                      f"<p>{sentence(f'default {i}')}</p></dd>" for i in range(8))
+    sections = "".join(f"<div class='sect'><h2>Part {i}</h2><p>{sentence(f'part {i}')}</p>"
+                       f"<p>{sentence(f'detail {i}')}</p><p>{sentence(f'note {i}')}</p></div>"
+                       for i in range(6))
+    body = (f"<div class='chapter'>{sections}<div class='sect'><h2>Options</h2>"
+            f"<div class='options'><dl>{options}</dl></div></div></div>")
+    content = run(body).content
+    for i in range(6):
+        assert f"The part {i} section" in content
+    assert "The option 7 section" in content
