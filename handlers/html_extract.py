@@ -209,9 +209,14 @@ _CHUNK_CHARS = 200  # a chunk of the article holds at least a paragraph
 
 def _kind(element: etree._Element) -> tuple[str, str]:
     """Tag and first class name: chunks of one article share them ("block-text" and
-    "block-text block-text_initial-letter")."""
+    "block-text block-text_initial-letter"). A chunk without a class is known by its
+    parent's (the cells of ``<tr class="answer">`` rows in a FAQ)."""
     classes = (element.get("class") or "").split()
-    return element.tag, classes[0] if classes else ""
+    if classes:
+        return element.tag, classes[0]
+    parent = element.getparent()
+    parent_classes = [] if parent is None else (parent.get("class") or "").split()
+    return element.tag, f"{parent.tag}.{parent_classes[0]}>" if parent_classes else ""
 
 
 def best_candidate(root: etree._Element) -> etree._Element | None:

@@ -29,3 +29,15 @@ def test_manual_with_an_option_list_keeps_every_section():
     for i in range(6):
         assert f"The part {i} section" in content
     assert "The option 7 section" in content
+
+
+def test_faq_table_keeps_every_answer():
+    # Answers of unequal length in unclassed cells of rows that share a class: one article.
+    rows = []
+    for i in range(5):
+        answer = "".join(f"<p>{sentence(f'answer {i}.{j}')}</p>" for j in range(3 if i else 6))
+        rows.append(f"<tr class='question'><td>Q{i}. Why does it fail?</td></tr>"
+                    f"<tr class='answer'><td>{answer}</td></tr>")
+    content = run(f"<div class='qandaset'><table>{''.join(rows)}</table></div>").content
+    for i in range(5):
+        assert f"The answer {i}.0 section" in content
