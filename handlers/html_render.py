@@ -19,6 +19,7 @@ _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
 _MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
+_REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
 
 
 def code_language(element: etree._Element) -> str:
@@ -55,7 +56,10 @@ class _Renderer:
     def flush(self, prefix: str = "") -> None:
         text = _SPACE.sub(" ", "".join(self.line)).strip()
         self.line = []
-        if text:
+        # A short block repeating the one before is a slideshow's per-slide title or a label
+        # rendered twice (its copies told apart only by a stylesheet we do not read).
+        if text and (len(text) >= _REPEAT_CHARS or not self.blocks
+                     or self.blocks[-1] != prefix + text):
             self.blocks.append(prefix + text)
 
     def inline(self, text: str | None) -> None:

@@ -41,3 +41,13 @@ def test_faq_table_keeps_every_answer():
     content = run(f"<div class='qandaset'><table>{''.join(rows)}</table></div>").content
     for i in range(5):
         assert f"The answer {i}.0 section" in content
+
+
+def test_slideshow_titles_repeated_per_slide_appear_once():
+    slides = "".join("<div class='slide-title'>Storm threatens holiday plans</div>"
+                     for _ in range(6))
+    body = (f"<div class='story'><div class='gallery'>{slides}</div>"
+            + "".join(f"<p>{sentence(f'story {i}')}</p>" for i in range(4)) + "</div>")
+    content = run(body, fmt="markdown").content
+    assert content.count("Storm threatens holiday plans") == 1
+    assert "The story 3 section" in content
