@@ -50,6 +50,7 @@ class _Renderer:
         self.base_url = base_url
         self.blocks: list[str] = []
         self.depth = 0
+        self.in_heading = 0
         self.line: list[str] = []
 
     # -- output plumbing ------------------------------------------------------------------
@@ -110,7 +111,11 @@ class _Renderer:
     # -- elements ----------------------------------------------------------------------------
     def heading(self, element: etree._Element, level: int) -> None:
         self.flush()
-        self.children(element)
+        self.in_heading += 1  # a heading is emphasis enough: no "## **Title**"
+        try:
+            self.children(element)
+        finally:
+            self.in_heading -= 1
         self.flush("#" * level + " " if self.markdown else "")
 
     def tag_br(self, element: etree._Element) -> None:
@@ -122,12 +127,20 @@ class _Renderer:
             self.blocks.append("---")
 
     def _emphasis(self, element: etree._Element, mark: str) -> None:
-        if not self.markdown:
+        if not self.markdown or self.in_heading:
             self.children(element)
             return
         text = _SPACE.sub(" ", self.inner(element)).strip()
-        if text:
-            self.line.append(_spaced(element, f"{mark}{text}{mark}"))
+        if not text:
+            return
+        formatted = _spaced(element, f"{mark}{text}{mark}")
+        previous = self.line[-1] if self.line else ""
+        # Back-to-back runs (<b>Game D</b><b>ay</b>) join: "**Game D****ay**" is not markdown.
+        if (previous.endswith(mark) and previous.startswith(mark)
+                and not previous.endswith(mark + mark[0]) and formatted.startswith(mark)):
+            self.line[-1] = previous[: -len(mark)] + formatted[len(mark):]
+        else:
+            self.line.append(formatted)
 
     def tag_strong(self, element: etree._Element) -> None:
         self._emphasis(element, "**")

@@ -51,3 +51,13 @@ def test_slideshow_titles_repeated_per_slide_appear_once():
     content = run(body, fmt="markdown").content
     assert content.count("Storm threatens holiday plans") == 1
     assert "The story 3 section" in content
+
+
+def test_markdown_emphasis_is_clean_in_headings_and_split_runs():
+    body = ("<article><h2><b>Five tips for game d</b><b>ay parties</b></h2>"
+            + "".join(f"<p>{sentence(f'tip {i}')}</p>" for i in range(3))
+            + "<p>Stay <b>on tr</b><b>ack</b> and <i>enjoy</i> it, with friends and family, "
+              "whatever the score is at the end of the game.</p></article>")
+    content = run(body, fmt="markdown").content
+    assert "## Five tips for game day parties" in content
+    assert "**on track**" in content and "****" not in content
