@@ -19,6 +19,7 @@ _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
 _MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
+_PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
 _REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
 
 
@@ -158,6 +159,8 @@ class _Renderer:
 
     def tag_a(self, element: etree._Element) -> None:
         href = element.get("href")
+        if href and href.startswith("#") and text_of(element).strip() in _PERMALINK_MARKS:
+            return  # a heading's permalink anchor ("Path#", "§Examples", "Usage¶")
         if not self.markdown or not href or href.startswith("#"):
             self.children(element)
             return

@@ -61,3 +61,13 @@ def test_markdown_emphasis_is_clean_in_headings_and_split_runs():
     content = run(body, fmt="markdown").content
     assert "## Five tips for game day parties" in content
     assert "**on track**" in content and "****" not in content
+
+
+def test_heading_permalink_anchors_are_left_out():
+    body = ("<main><h2 id='usage'>Usage<a class='headerlink' href='#usage'>¶</a></h2>"
+            "<h3><a href='#ex' class='doc-anchor'>§</a>Examples</h3>"
+            + "<p>See <a href='#ex'>the examples</a> below, which run as they are.</p>"
+            + "".join(f"<p>{sentence(f'usage {i}')}</p>" for i in range(3)) + "</main>")
+    content = run(body, fmt="markdown").content
+    assert "## Usage\n" in content and "### Examples\n" in content
+    assert "the examples" in content
