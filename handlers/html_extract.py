@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, names, text_length, text_of
 from handlers.html_tags import BLOCK_TAGS
 
 # Name patterns are matched against lower-cased class/id strings (``names``).
@@ -93,10 +93,11 @@ def remove_unlikely(root: etree._Element) -> None:
     "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
     """
     total = max(text_length(root), 1)
+    code = inside_code(root)
     doomed = []
     for element in root.iter():
         tag = element.tag
-        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY:
+        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
         if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
                 or element.get("itemprop") == "comment"):
@@ -124,9 +125,10 @@ def _is_thread(element: etree._Element) -> bool:
 def take_threads(root: etree._Element) -> list[etree._Element]:
     """Detach and return the page's outermost comment threads (for ``include_comments``)."""
     threads: list[etree._Element] = []
+    code = inside_code(root)
     for element in root.iter():
         if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
-                and _is_thread(element)
+                and element not in code and _is_thread(element)
                 and not any(a in threads for a in element.iterancestors())):
             threads.append(element)
     for thread in threads:

@@ -71,3 +71,17 @@ def test_heading_permalink_anchors_are_left_out():
     content = run(body, fmt="markdown").content
     assert "## Usage\n" in content and "### Examples\n" in content
     assert "the examples" in content
+
+
+def test_highlighted_code_keeps_its_comments_and_meta_lines():
+    # Highlighters name their spans after the syntax: "comment", "hljs-meta", "token tag".
+    code = ("<pre class='language-c'><code><span class='hljs-meta'>#include &lt;stdio.h&gt;"
+            "</span>\n<span class='comment'>// print a greeting</span>\nint main(void) "
+            "{ <span class='token tag'>puts</span>(\"hi\"); }\n"
+            "<span class='doccomment'>/// shared with the caller</span></code></pre>")
+    body = ("<article>" + "".join(f"<p>{sentence(f'code {i}')}</p>" for i in range(3))
+            + code + "<pre>join(parts)</pre></article>")
+    content = run(body, fmt="markdown").content
+    for kept in ("#include <stdio.h>", "// print a greeting", "puts(", "/// shared with",
+                 "join(parts)"):
+        assert kept in content
