@@ -17,6 +17,12 @@ from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
+# Language names some highlighters (rustdoc, older plugins) put bare on <pre>/<code>.
+_BARE_LANGUAGES = frozenset((
+    "bash", "c", "cpp", "csharp", "css", "go", "haskell", "html", "java", "javascript", "js",
+    "json", "kotlin", "lua", "perl", "php", "python", "ruby", "rust", "scala", "shell", "sql",
+    "swift", "toml", "typescript", "xml", "yaml",
+))
 _MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
 _PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
@@ -34,6 +40,10 @@ def code_language(element: etree._Element) -> str:
             return match.group(1).lower()
         if node.get("data-lang"):
             return node.get("data-lang", "").lower()
+    for node in (element, *element.iterchildren("code")):  # <pre class="rust">
+        bare = _BARE_LANGUAGES.intersection((node.get("class") or "").lower().split())
+        if bare:
+            return min(bare)
     return ""
 
 

@@ -85,3 +85,12 @@ def test_highlighted_code_keeps_its_comments_and_meta_lines():
     for kept in ("#include <stdio.h>", "// print a greeting", "puts(", "/// shared with",
                  "join(parts)"):
         assert kept in content
+
+
+def test_bare_language_class_names_the_code_fence():
+    body = ("<article>" + "".join(f"<p>{sentence(f'fence {i}')}</p>" for i in range(3))
+            + "<pre class='rust rust-example-rendered'><code>let x = 1;</code></pre>"
+              "<pre class='example wide'><code>plain text</code></pre></article>")
+    content = run(body, fmt="markdown").content
+    assert "```rust\nlet x = 1;\n```" in content
+    assert "```\nplain text\n```" in content
