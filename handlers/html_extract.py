@@ -28,7 +28,9 @@ _UNLIKELY = re.compile(
     r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
     r"tooltip|popover|hovercard|rollover",
 )
-_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
+# Names that say "this is the article" ("lead": the lede, whose "lead-" reads as an "ad-" slot).
+_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow|"
+                    r"\blead")
 _POSITIVE = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
 )

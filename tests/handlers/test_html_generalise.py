@@ -94,3 +94,14 @@ def test_bare_language_class_names_the_code_fence():
     content = run(body, fmt="markdown").content
     assert "```rust\nlet x = 1;\n```" in content
     assert "```\nplain text\n```" in content
+
+
+def test_lede_paragraph_named_lead_is_kept():
+    # "lead-paragraph" holds "ad-", a common ad-slot marker: the lede must not go with it.
+    body = ("<div class='story'><p class='lead-paragraph'>The council voted on Monday night "
+            "to close the old bridge for good, ending a decade of repairs.</p>"
+            + "".join(f"<p>{sentence(f'vote {i}')}</p>" for i in range(4))
+            + "<div class='ad-slot'>Advertisement: buy now</div></div>")
+    content = run(body).content
+    assert "The council voted on Monday night" in content
+    assert "buy now" not in content
