@@ -67,6 +67,7 @@ class Settings(BaseModel):
     format: OutputFormat = "markdown"
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
+    include_comments: bool = Field(False, description="append a page's comment threads")
 
     # --- providers and compressor (see pipeline.providers, pipeline.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
