@@ -72,3 +72,20 @@ def test_cut_prefers_paragraph_then_sentence_then_word_then_hard(text, budget):
         assert text[cut.end].isspace()
     if cut.boundary == "hard":
         assert cut.end == budget and not any(c.isspace() for c in text[1 : budget + 1])
+
+
+def test_titles_and_metadata_are_clipped_at_any_depth():
+    from pipeline.truncate import (
+        METADATA_CHARS,
+        METADATA_ITEMS,
+        TITLE_CHARS,
+        clip_metadata,
+        clip_title,
+    )
+    assert len(clip_title("T " * 100_000)) <= TITLE_CHARS and clip_title(None) is None
+    clipped = clip_metadata({"description": "d " * 100_000, "n": 3,
+                             "tags": ["t " * 5_000] * 1_000, "ld": {"x": ["y " * 5_000]}})
+    assert len(clipped["description"]) <= METADATA_CHARS and clipped["n"] == 3
+    assert len(clipped["tags"]) == METADATA_ITEMS
+    assert all(len(t) <= METADATA_CHARS for t in clipped["tags"])
+    assert len(clipped["ld"]["x"][0]) <= METADATA_CHARS
