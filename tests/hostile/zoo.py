@@ -165,6 +165,22 @@ def _pdf_claiming_pages(count: int) -> bytes:
             b"trailer<</Root 1 0 R>>\n%%EOF\n")
 
 
+def _pdf_bomb(mib: int) -> bytes:
+    """A PDF whose one content stream inflates to ``mib`` MiB of spaces (built in ms: after a
+    full flush the compressor's output for the same MiB repeats; the stream has no end)."""
+    deflate = zlib.compressobj(9)
+    block = b" " * (1 << 20)
+    first = deflate.compress(block) + deflate.flush(zlib.Z_FULL_FLUSH)
+    unit = deflate.compress(block) + deflate.flush(zlib.Z_FULL_FLUSH)
+    stream = first + unit * (mib - 1)
+    return (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+            b"2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n"
+            b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 4 0 R>>endobj\n"
+            b"4 0 obj<</Length " + str(len(stream)).encode() + b"/Filter/FlateDecode>>stream\n"
+            + stream
+            + b"\nendstream endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+
+
 def _encrypted_pdf() -> bytes:
     from pypdf import PdfWriter
     writer = PdfWriter()
@@ -351,6 +367,7 @@ def build_cases(port: int) -> list[Case]:
         _case("pdf-corrupt", fixed(reply(b"%PDF-1.7\n" + b"\x00garbage" * 100,
                                          "application/pdf")), "extract"),
         _case("pdf-encrypted", fixed(reply(_encrypted_pdf(), "application/pdf")), "extract"),
+        _case("pdf-bomb", fixed(reply(_pdf_bomb(800), "application/pdf")), "too_large"),
         _case("pdf-million-pages", fixed(reply(_pdf_claiming_pages(1_000_000),
                                                "application/pdf")), OK, "extract", "empty"),
     ]
