@@ -60,10 +60,10 @@ async def _drip(writer: asyncio.StreamWriter, data: bytes, every: float = 1.5) -
         await asyncio.sleep(every)
 
 
-def drip(prefix: bytes, dripped: bytes) -> Handler:
+def drip(prefix: bytes, dripped: bytes, every: float = 1.5) -> Handler:
     async def serve(method, reader, writer):
         writer.write(prefix)
-        await _drip(writer, dripped * 100)
+        await _drip(writer, dripped * 100, every)
     return serve
 
 
@@ -103,6 +103,14 @@ async def endless_continue(method, reader, writer):
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         await writer.drain()
         await asyncio.sleep(0.001)
+
+
+async def redirect_endless_body(method, reader, writer):
+    """A redirect is followed without reading its body, even one that never ends."""
+    writer.write(head("302 Found", {"Location": "/ok", "Content-Type": "text/plain"}))
+    while True:
+        writer.write(b"x" * 65536)
+        await writer.drain()
 
 
 async def close_now(method, reader, writer):
@@ -367,6 +375,21 @@ def build_cases(port: int) -> list[Case]:
         _case("pdf-corrupt", fixed(reply(b"%PDF-1.7\n" + b"\x00garbage" * 100,
                                          "application/pdf")), "extract"),
         _case("pdf-encrypted", fixed(reply(_encrypted_pdf(), "application/pdf")), "extract"),
+        _case("slow-steady", drip(head("200 OK", {"Content-Type": "text/plain",
+                                                  "Content-Length": "100000"}), b"word ",
+                                  every=0.4), "timeout"),
+        _case("redirect-endless-body", redirect_endless_body, OK),
+        _case("xml-deep", fixed(reply(b"<?xml version='1.0'?>" + b"<a>" * 100_000,
+                                      "application/xml")), OK, "extract", "empty", "decode"),
+        _case("script-links", fixed(reply(
+            b"<html><head><base href='javascript:alert(1)//'></head><body><article>"
+            + b"<p>Read <a href='javascript:alert(2)'>this</a> and <a href='x'>that</a> now, "
+              b"a long enough sentence for the article to count as readable text.</p>" * 5
+            + b"</article></body></html>")), OK),
+        _case("no-spaces", fixed(reply(b"<html><body><p>" + b"a" * 900_000
+                                       + b"</p></body></html>")), OK),
+        _case("type-params", fixed(reply(ARTICLE.encode(), "text/html; " + "; ".join(
+            f"p{i}=v{i}" for i in range(500)))), OK),
         _case("pdf-bomb", fixed(reply(_pdf_bomb(800), "application/pdf")), "too_large"),
         _case("pdf-million-pages", fixed(reply(_pdf_claiming_pages(1_000_000),
                                                "application/pdf")), OK, "extract", "empty"),
