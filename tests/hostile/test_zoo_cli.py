@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,33 @@ def test_memory_stays_near_the_cap(run):
     _, _, maxrss_kib, _ = run
     print(f"peak RSS {maxrss_kib >> 10} MiB")
     assert maxrss_kib < RSS_BOUND_KIB
+
+
+def test_interrupt_with_hostile_urls_in_flight_then_resume(zoo, tmp_path):
+    """Ctrl-C while drips and silent servers hold URLs (a 20 s deadline keeps them in flight):
+    the run still stops within its grace period, and --resume records every URL once."""
+    lines = [zoo.url(case.name) for case in zoo.listed()] + [zoo.deaf_url]
+    urls, out = tmp_path / "urls.txt", tmp_path / "out.jsonl"
+    urls.write_text("\n".join(lines) + "\n")
+    slow = [a if a != "3" else "20" for a in ARGS]
+    argv = [sys.executable, "-m", "pipeline", str(urls), "-o", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*argv, *slow], cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + RUN_BOUND
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and out.read_bytes().count(b"\n") >= len(lines) // 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=RUN_BOUND)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and b"Traceback" not in stderr
+    first = out.read_bytes().count(b"\n")
+    assert first < len(lines)  # the slow ones were still in flight
+    done = subprocess.run([*argv, "--resume", *ARGS], cwd=ROOT, env=env, capture_output=True,
+                          timeout=RUN_BOUND)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    keys = [(r["index"], r["url"]) for r in map(json.loads, out.read_text().splitlines())]
+    assert sorted(keys) == sorted(enumerate(lines))
