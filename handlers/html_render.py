@@ -18,7 +18,7 @@ from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
-_MAX_DEPTH = 200
+_MAX_DEPTH = 100  # each level costs up to ~5 Python frames; the limit is 1000
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
 
 
