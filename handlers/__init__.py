@@ -18,6 +18,8 @@ from handlers.registry import (
 )
 
 BUILTIN_HANDLERS: tuple[str, ...] = (
+    "handlers.pdf:PDF_HANDLER",
+    "handlers.xml:XML_HANDLER",  # after HTML (xhtml+xml), before any text/* catch-all
 )
 
 

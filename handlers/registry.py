@@ -2,12 +2,12 @@
 
 A handler turns the bytes of one response into a :class:`~pipeline.models.Document`. The
 registry picks one per response: custom handlers before built-ins, in registration order;
-the media type first; the first bytes ("sniffing") when the type is missing,
+the media type first; the first bytes (:mod:`handlers.sniff`) when the type is missing,
 ``application/octet-stream``, or contradicted by the bytes. Nothing matches ⇒
-``PipelineError('unsupported_type')``.
+``PipelineError('unsupported_type')``, as does any binary body no handler claims.
 
 Third-party handlers register through the entry-point group ``pipeline.handlers``: the entry
-point names a :class:`ContentHandler` instance (or a zero-argument callable returning one).
+point names a :class:`ContentHandler` instance, its class, or a zero-argument factory.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
+from handlers.sniff import SNIFF_BYTES, Sniffed, classify, is_textual, obviously_unsupported
 from pipeline.errors import PipelineError
 from pipeline.models import Document, OutputFormat
 
@@ -98,39 +99,86 @@ class HandlerRegistry:
 
     def claims(self, media_type: str) -> bool:
         """True when some handler claims this media type by name (no sniffing)."""
-        media_type = media_type.lower()
-        return any(_matches(p, media_type) for h in self.handlers for p in h.media_types)
+        return self._by_type(_bare(media_type)) is not None
 
-    def _sniffed(self, head: bytes) -> ContentHandler | None:
+    def _by_type(self, media_type: str) -> ContentHandler | None:
         for handler in self.handlers:
-            if handler.sniff(head):
+            if any(_matches(p, media_type) for p in handler.media_types):
                 return handler
         return None
 
+    def _custom_sniffed(self, head: bytes) -> ContentHandler | None:
+        # Only plugins' own sniffs are consulted: built-ins are found through classify(), so
+        # a lenient built-in sniff can never pull binary bytes into a text handler.
+        return next((h for h in self._custom if h.sniff(head)), None)
+
     def select(self, media_type: str | None, head: bytes) -> ContentHandler:
-        """Pick the handler for a body whose first bytes are ``head``."""
-        media_type = (media_type or "").lower()
-        sniffed = self._sniffed(head[:1024])
-        if media_type not in GENERIC_TYPES:
-            for handler in self.handlers:
-                if any(_matches(p, media_type) for p in handler.media_types):
-                    # The bytes outrank a label they contradict (e.g. a PDF served as text/html).
-                    if sniffed is not None and sniffed is not handler and not handler.sniff(head):
-                        return sniffed
-                    return handler
-        if sniffed is not None:
-            return sniffed
-        raise PipelineError(
-            "unsupported_type", f"no handler for content type {media_type or 'unknown'!r}"
-        )
+        """Pick the handler for a body whose first bytes are ``head``.
+
+        A magic signature outranks the label (a PNG served as text/html is an image); binary
+        bytes under a text label are refused; a specific label otherwise wins over weak
+        text-like signals; generic or unclaimed labels go by the bytes.
+        """
+        label = _bare(media_type)
+        head = head[:SNIFF_BYTES]
+        found = classify(head)
+        if found.strength == "signature":
+            handler = self._by_type(found.media_type) or self._custom_sniffed(head)
+            if handler is None:
+                raise PipelineError("unsupported_type", _refusal(found, label))
+            return handler
+        labelled = None if label in GENERIC_TYPES else self._by_type(label)
+        if labelled is not None:
+            if found.strength == "binary" and is_textual(label):
+                raise PipelineError("unsupported_type", _refusal(found, label))
+            if found.strength == "markup" and not is_textual(label) and not labelled.sniff(head):
+                # e.g. an HTML error page served as application/pdf
+                return self._by_type(found.media_type) or labelled
+            return labelled
+        handler = self._custom_sniffed(head)
+        if handler is None and found.strength != "binary":
+            handler = self._by_type(found.media_type)
+        if handler is None:
+            raise PipelineError("unsupported_type", _refusal(found, label))
+        return handler
+
+    def rejects_early(self, media_type: str | None) -> bool:
+        """True when a response with this Content-Type can be refused before its body is read:
+        the type is obviously not text (images, audio, video, fonts, archives, executables)
+        and no handler claims it. Generic types (``application/octet-stream``) are never
+        rejected: their bytes decide."""
+        label = _bare(media_type)
+        return obviously_unsupported(label) and self._by_type(label) is None
+
+
+def _bare(media_type: str | None) -> str:
+    """``Text/HTML; charset=x`` ⇒ ``text/html``."""
+    return (media_type or "").split(";", 1)[0].strip().lower()
+
+
+def _refusal(found: Sniffed, label: str) -> str:
+    served = f" served as {label}" if label and label not in GENERIC_TYPES else ""
+    if found.strength == "binary":
+        return f"binary content{served} (no known text format)"
+    return f"{found.description} ({found.media_type}){served} is not a supported type"
 
 
 def load_entry_point_handlers(registry: HandlerRegistry) -> None:
-    """Register third-party handlers from the ``pipeline.handlers`` entry-point group."""
+    """Register third-party handlers from the ``pipeline.handlers`` entry-point group.
+
+    An entry point names a handler instance, or a class / zero-argument factory making one.
+    Worker processes build their registry the same way (``default_registry()``), so plugins
+    run in the process pool exactly like built-ins.
+    """
+    seen: set[str] = set()
     for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.value in seen:  # the same distribution visible twice on sys.path
+            continue
+        seen.add(point.value)
         try:
             obj = point.load()
-            handler = obj() if callable(obj) and not isinstance(obj, ContentHandler) else obj
-            registry.register(handler)
+            # A class satisfies the protocol's attribute check too: instantiate it.
+            make = isinstance(obj, type) or (callable(obj) and not isinstance(obj, ContentHandler))
+            registry.register(obj() if make else obj)
         except Exception as exc:  # a broken plugin must not break the run
             log.warning("handler plugin %s failed to load: %s", point.name, exc)
