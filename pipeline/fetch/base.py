@@ -28,7 +28,12 @@ class FetchResult:
 
 
 class FetchError(PipelineError):
-    """A fetch failure; ``attempts`` and ``status``/``final_url`` when known."""
+    """A fetch failure; ``attempts`` and ``status``/``final_url`` when known.
+
+    ``retry_after`` carries a server's Retry-After (seconds) to the retry policy.
+    """
+
+    retry_after: float | None = None
 
     def __init__(self, kind, message, *, retryable=False, attempts=1, status=None,
                  final_url=None) -> None:

@@ -1,0 +1,304 @@
+"""The real fetcher: aiohttp with every guard of the fetch port.
+
+Per URL: validate and normalise → [robots.txt] → HEAD guard → GET with retries. Each request
+passes the per-host gate; redirects are followed here, one hop at a time, each hop re-checked;
+literal IP hosts are judged before a request and resolved names by the connector's
+:class:`~pipeline.fetch.resolver.PolicyResolver`. The whole of it runs under one deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import aiohttp
+from aiohttp.abc import AbstractResolver
+from multidict import CIMultiDictProxy
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, stop_before_delay
+from yarl import URL
+
+from pipeline.errors import PipelineError
+from pipeline.fetch.base import FetchError, FetchResult
+from pipeline.fetch.failures import classify
+from pipeline.fetch.hosts import HostGate, HostThrottled
+from pipeline.fetch.media import is_binary_media_type, parse_content_type
+from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.resolver import PolicyResolver
+from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
+from pipeline.fetch.robots import RobotsCache
+from pipeline.fetch.urls import check_target, parse_url, resolve_location
+from pipeline.settings import Settings
+
+ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
+          "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+READ_CHUNK = 64 * 1024
+# A 429 without Retry-After still slows its host down this long.
+DEFAULT_SLOWDOWN = 1.0
+
+
+@dataclass
+class _Answer:
+    """The final response of a redirect chain (body only for a 2xx GET)."""
+
+    url: URL
+    status: int
+    headers: CIMultiDictProxy[str]
+    media_type: str | None
+    charset: str | None
+    body: bytes | None = None
+
+
+@dataclass
+class _Call:
+    """One fetch() call: its deadline (loop time) and how many GET attempts it made."""
+
+    deadline: float
+    attempts: int = 0
+
+
+def _host_key(url: URL) -> str:
+    return f"{url.raw_host}:{url.port}"
+
+
+def _content_length(headers: Mapping[str, str]) -> int | None:
+    value = headers.get("Content-Length", "").strip()
+    return int(value) if value.isdigit() and len(value) < 20 else None
+
+
+def _is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, FetchError) and exc.retryable
+
+
+class HttpFetcher:
+    """Fetch URLs over HTTP(S) within the limits of ``settings`` (see the Fetcher port).
+
+    ``early_reject(media_type)`` says a media type is not worth downloading (a HEAD or GET
+    announcing it ends as ``unsupported_type``); None means the default,
+    :func:`~pipeline.fetch.media.is_binary_media_type` (images, audio, video, fonts,
+    archives); pass ``lambda _: False`` to download everything. ``resolver`` replaces the
+    system DNS resolver (tests); its answers are still judged by the safety policy.
+    """
+
+    def __init__(self, settings: Settings | None = None, *,
+                 early_reject: Callable[[str], bool] | None = None,
+                 robots: bool | None = None,
+                 resolver: AbstractResolver | None = None) -> None:
+        self.settings = settings or Settings()
+        self.policy = NetworkPolicy.from_settings(self.settings)
+        self.early_reject = early_reject or is_binary_media_type
+        self.gate = HostGate(self.settings.per_host, self.settings.rate)
+        self.robots_enabled = self.settings.robots if robots is None else robots
+        self._resolver = resolver
+        self._session: aiohttp.ClientSession | None = None
+        self._policy_resolver: PolicyResolver | None = None
+        self._robots: RobotsCache | None = None
+
+    async def __aenter__(self) -> HttpFetcher:
+        s = self.settings
+        self._policy_resolver = PolicyResolver(self.policy, self._resolver,
+                                               timeout=s.connect_timeout)
+        connector = aiohttp.TCPConnector(
+            limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
+            ttl_dns_cache=60, resolver=self._policy_resolver,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),  # no cookie ever reaches another host
+            headers={"User-Agent": s.user_agent, "Accept": ACCEPT,
+                     "Accept-Encoding": "gzip, deflate, br"},
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=s.connect_timeout,
+                                          sock_read=s.read_timeout),
+            auto_decompress=True, trust_env=False, raise_for_status=False,
+        )
+        if self.robots_enabled:
+            self._robots = RobotsCache(self)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self._policy_resolver is not None:  # a resolver passed in is not closed by aiohttp
+            await self._policy_resolver.close()
+            self._policy_resolver = None
+
+    async def fetch(self, url: str) -> FetchResult:
+        """Fetch one URL; raise only :class:`FetchError`, never later than the deadline.
+
+        The deadline starts once the host admits the URL (see ``HostGate.admit``).
+        """
+        if self._session is None:
+            raise FetchError("network", "fetcher not started (use 'async with')")
+        try:
+            target = parse_url(url)
+            check_target(target, self.policy)
+        except PipelineError as exc:
+            raise FetchError(exc.kind, exc.message, retryable=exc.retryable) from None
+        async with self.gate.admit(_host_key(target)):
+            return await self._fetch_admitted(url, target)
+
+    async def _fetch_admitted(self, raw: str, target: URL) -> FetchResult:
+        timeout = self.settings.timeout
+        call = _Call(deadline=asyncio.get_running_loop().time() + timeout)
+        try:
+            return await asyncio.wait_for(self._fetch(raw, target, call), timeout)
+        except FetchError as exc:
+            exc.attempts = max(1, call.attempts)
+            raise
+        except PipelineError as exc:
+            raise FetchError(exc.kind, exc.message, retryable=exc.retryable,
+                             attempts=max(1, call.attempts)) from None
+        except asyncio.TimeoutError:
+            raise FetchError("timeout", f"no complete answer within {timeout:g} s",
+                             retryable=True, attempts=max(1, call.attempts)) from None
+        except Exception as exc:  # a bug or an exotic failure must still be a record
+            raise FetchError("network", f"fetch failed: {type(exc).__name__}",
+                             attempts=max(1, call.attempts)) from None
+
+    async def _fetch(self, raw: str, target: URL, call: _Call) -> FetchResult:
+        if self._robots is not None:
+            await self._robots.check(target)
+        if self.settings.head:
+            await self._head_guard(target, call.deadline)
+        budget = call.deadline - asyncio.get_running_loop().time()
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.retries + 1) | stop_before_delay(budget),
+            wait=wait_retry_after_or_backoff(),
+            retry=retry_if_exception(_is_transient),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                call.attempts += 1
+                answer = await self._get(target, call.deadline)
+        assert answer.body is not None
+        return FetchResult(
+            url=raw, final_url=str(answer.url), status=answer.status,
+            media_type=answer.media_type, charset=answer.charset, body=answer.body,
+            headers={k.lower(): v for k, v in answer.headers.items()}, attempts=call.attempts,
+        )
+
+    async def _head_guard(self, target: URL, deadline: float) -> None:
+        """Refuse early on what HEAD announces; any HEAD trouble just means "go on"."""
+        s = self.settings
+        try:
+            answer = await asyncio.wait_for(
+                self.exchange("HEAD", target, max_bytes=0, deadline=deadline),
+                min(s.connect_timeout + s.read_timeout, s.timeout / 3),
+            )
+        except FetchError as exc:
+            if exc.kind in ("blocked", "invalid_url"):
+                raise
+            return
+        except asyncio.TimeoutError:
+            return
+        if answer.status == 429:
+            self._slow_down(answer)
+        if not 200 <= answer.status < 300:
+            return
+        length = _content_length(answer.headers)
+        if length is not None and length > s.max_bytes:
+            raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
+                                          f"{s.max_bytes} (HEAD)", final_url=str(answer.url))
+        self._reject_media_type(answer.media_type, answer.url)
+
+    def _reject_media_type(self, media_type: str | None, url: URL) -> None:
+        if media_type and self.early_reject(media_type):
+            raise FetchError("unsupported_type", f"no handler for {media_type}",
+                             final_url=str(url))
+
+    async def _get(self, target: URL, deadline: float) -> _Answer:
+        answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes,
+                                     deadline=deadline)
+        if 200 <= answer.status < 300:
+            return answer
+        error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
+                           final_url=str(answer.url),
+                           retryable=answer.status in RETRYABLE_STATUSES)
+        if answer.status in (429, 503):
+            error.retry_after = self._slow_down(answer)
+        raise error
+
+    def _slow_down(self, answer: _Answer) -> float | None:
+        """Hold back the host of a 429 (or a 503 with Retry-After); return the hint."""
+        hint = parse_retry_after(answer.headers.get("Retry-After"),
+                                 cap=self.settings.retry_after_cap)
+        if answer.status == 429 or hint is not None:
+            self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
+        return hint
+
+    async def exchange(self, method: str, url: URL, *, max_bytes: int,
+                       deadline: float | None = None) -> _Answer:
+        """One request and its redirect chain; the body of a final 2xx GET, capped.
+
+        A host that asked us to wait past ``deadline`` (loop time) fails at once.
+        """
+        s = self.settings
+        seen = {str(url)}
+        for hop in range(s.max_redirects + 1):
+            check_target(url, self.policy)
+            assert self._session is not None
+            async with self._slot(url, deadline):
+                try:
+                    response = await asyncio.wait_for(
+                        self._session.request(method, url, allow_redirects=False),
+                        s.connect_timeout + s.read_timeout,
+                    )
+                except Exception as exc:
+                    raise classify(exc, url, s.read_timeout) from None
+                try:
+                    location = response.headers.get("Location")
+                    if response.status not in REDIRECT_STATUSES or location is None:
+                        answer = await self._final(response, method, url, max_bytes)
+                        response.release()  # back to the pool only when fully read
+                        return answer
+                    if hop == s.max_redirects:
+                        raise FetchError("http_status", f"more than {s.max_redirects} redirects",
+                                         status=response.status, final_url=str(url))
+                    next_url = resolve_location(url, location)
+                finally:
+                    response.close()  # no-op after release(); else drops the connection
+            if str(next_url) in seen:
+                raise FetchError("http_status", "redirect loop", status=response.status,
+                                 final_url=str(next_url))
+            seen.add(str(next_url))
+            url = next_url
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    @asynccontextmanager
+    async def _slot(self, url: URL, deadline: float | None) -> AsyncIterator[None]:
+        try:
+            async with self.gate.slot(_host_key(url), deadline):
+                yield
+        except HostThrottled as exc:
+            raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s pause "
+                                            "(429/Retry-After) beyond this URL's deadline",
+                             status=429, retryable=True, final_url=str(url)) from None
+
+    async def _final(self, response: aiohttp.ClientResponse, method: str, url: URL,
+                     max_bytes: int) -> _Answer:
+        media_type, charset = parse_content_type(response.headers.get("Content-Type"))
+        answer = _Answer(url, response.status, response.headers, media_type, charset)
+        if method != "GET" or not 200 <= response.status < 300:
+            return answer
+        length = _content_length(response.headers)
+        if length is not None and length > max_bytes:
+            raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
+                                          f"{max_bytes}", final_url=str(url))
+        self._reject_media_type(media_type, url)
+        body = bytearray()
+        try:
+            async for chunk in response.content.iter_chunked(READ_CHUNK):
+                if len(body) + len(chunk) > max_bytes:
+                    raise FetchError("too_large", f"body exceeds max_bytes {max_bytes} "
+                                                  "(after decompression)", final_url=str(url))
+                body += chunk
+        except FetchError:
+            raise
+        except Exception as exc:
+            raise classify(exc, url, self.settings.read_timeout) from None
+        answer.body = bytes(body)
+        return answer
