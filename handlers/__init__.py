@@ -18,17 +18,23 @@ from handlers.registry import (
 )
 
 BUILTIN_HANDLERS: tuple[str, ...] = (
+    "handlers.html:HTML_HANDLER",
     "handlers.pdf:PDF_HANDLER",
     "handlers.xml:XML_HANDLER",  # after HTML (xhtml+xml), before any text/* catch-all
+    "handlers.json:handler",
+    # text claims text/*: keep it after every handler of a specific text type (HTML...).
+    "handlers.text:handler",
 )
 
 
+def load_handler(spec: str) -> ContentHandler:
+    """The handler a ``"module:attribute"`` spec names."""
+    module, _, attribute = spec.partition(":")
+    return getattr(import_module(module), attribute)
+
+
 def builtin_handlers() -> list[ContentHandler]:
-    found: list[ContentHandler] = []
-    for spec in BUILTIN_HANDLERS:
-        module, _, attribute = spec.partition(":")
-        found.append(getattr(import_module(module), attribute))
-    return found
+    return [load_handler(spec) for spec in BUILTIN_HANDLERS]
 
 
 @cache
@@ -39,10 +45,33 @@ def default_registry() -> HandlerRegistry:
     return registry
 
 
+def build_registry(specs: tuple[str, ...] = ()) -> HandlerRegistry:
+    """A new registry: the built-ins, entry-point plugins, and the handlers ``specs`` name
+    (``"module:attribute"``, tried before the built-ins).
+
+    Worker processes build theirs with the same specs as the parent, so a handler given by
+    ``--handler module:attribute`` runs in batch mode too.
+    """
+    registry = HandlerRegistry(builtin_handlers())
+    load_entry_point_handlers(registry)
+    for spec in specs:
+        registry.register(load_handler(spec))
+    return registry
+
+
+@cache
+def registry_for(specs: tuple[str, ...] = ()) -> HandlerRegistry:
+    """:func:`default_registry` plus the handlers ``specs`` name; one per process."""
+    return build_registry(specs) if specs else default_registry()
+
+
 __all__ = [
     "BUILTIN_HANDLERS",
     "ContentHandler",
     "HandlerContext",
     "HandlerRegistry",
+    "build_registry",
     "default_registry",
+    "load_handler",
+    "registry_for",
 ]

@@ -20,6 +20,14 @@ _BOMS = (
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]{1,40})""", re.IGNORECASE
 )
+_LABELS = {"windows-874": "cp874", "x-sjis": "cp932", "x-gbk": "gb18030",
+           "x-mac-roman": "mac_roman", "x-euc-jp": "euc_jp"}  # WHATWG labels Python lacks
+_SUPERSETS = {
+    "latin-1": "cp1252", "iso8859-1": "cp1252", "ascii": "cp1252",
+    "iso8859-9": "cp1254", "tis-620": "cp874", "iso8859-11": "cp874",
+    "gb2312": "gb18030", "gbk": "gb18030", "euc_kr": "cp949", "shift_jis": "cp932",
+    "big5": "big5hkscs",
+}
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _DETECT_BYTES = 64 * 1024
 
@@ -27,12 +35,14 @@ _DETECT_BYTES = 64 * 1024
 def _codec(name: str | None) -> str | None:
     if not name:
         return None
+    label = name.strip().strip("\"'").lower()
     try:
-        codec = codecs.lookup(name.strip().strip("\"'")).name
+        codec = codecs.lookup(_LABELS.get(label, label)).name
     except LookupError:
         return None
-    # Browsers treat a declared Latin-1 / ASCII as windows-1252 (WHATWG encoding spec).
-    return "cp1252" if codec in {"latin-1", "iso8859-1", "ascii"} else codec
+    # Browsers decode some declared legacy charsets as their superset (WHATWG encoding spec):
+    # pages labelled Latin-1 or GB2312 routinely hold windows-1252 or GBK characters.
+    return _SUPERSETS.get(codec, codec)
 
 
 def clean_text(text: str) -> str:

@@ -2,4 +2,6 @@ import sys
 
 from pipeline.cli import main
 
-sys.exit(main())
+# Guarded: handler worker processes (spawn) import the main module under another name.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,6 +41,10 @@ class Settings(BaseModel):
     )
     handler_timeout: float = Field(30.0, gt=0, description="seconds one document may take to parse")
     quiet: bool = Field(False, description="no progress bar, no summary")
+    handlers: list[str] = Field(
+        default_factory=list,
+        description="extra handlers as module:attribute, tried before the built-ins",
+    )
 
     # --- fetching
     per_host: int = Field(4, ge=1, le=1000, description="connections in flight per host")
@@ -72,7 +76,8 @@ class Settings(BaseModel):
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
     instruction: str | None = None
 
-    @field_validator("allow_net", "backend", "search_backend", "extract_backend", mode="before")
+    @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
+                     mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -42,3 +42,33 @@ def test_next_offset_resumes_after_the_cut():
     result = truncate(text, 80)
     assert result.truncated and result.next_offset is not None
     assert text[result.next_offset :].startswith("Alpha")
+
+
+_PIECES = st.sampled_from(["word", "ab", "x", " ", ". ", "\n\n", "! ", "longerword"])
+
+
+@given(st.lists(_PIECES, min_size=1, max_size=120).map("".join),
+       st.integers(min_value=1, max_value=300))
+def test_cut_prefers_paragraph_then_sentence_then_word_then_hard(text, budget):
+    cut = find_cut(text, budget)
+    if len(text) <= budget:
+        assert cut == (len(text), "none")
+        return
+    assert 0 <= cut.end <= budget
+    paragraph_in_latter_half = any(
+        text.startswith("\n\n", i) for i in range(budget // 2, budget + 1))
+    sentence_past_30 = any(
+        text[i - 1] in ".!" and i < len(text) and text[i].isspace()
+        for i in range(max(1, int(budget * 0.3) + 1), budget + 1))
+    if cut.boundary == "paragraph":
+        assert text.startswith("\n\n", cut.end) and cut.end >= budget // 2
+    else:
+        assert not paragraph_in_latter_half
+    if cut.boundary == "sentence":
+        assert text[cut.end - 1] in ".!" and text[cut.end].isspace()
+    elif cut.boundary != "paragraph":
+        assert not sentence_past_30
+    if cut.boundary == "word":
+        assert text[cut.end].isspace()
+    if cut.boundary == "hard":
+        assert cut.end == budget and not any(c.isspace() for c in text[1 : budget + 1])

@@ -1,0 +1,150 @@
+"""Title and byline accuracy of the HTML handler on the article-extraction-benchmark.
+
+    python benchmarks/metadata_quality.py [--dataset PATH] [--show-misses]
+
+The dataset has no true titles or bylines, so both checks are documented heuristics with
+references independent of the handler's own sources:
+
+* **Title** — right when it does not carry the site name (``og:site_name``) and either
+  (a) it equals a visible ``<h1>``/``<h2>`` of the page that the page's ``<title>`` or
+  ``og:title`` repeats (the page confirms that heading as its headline), or (b) when no
+  heading is so confirmed, at least 75% of the URL slug's words (3+ letters, ASCII slugs of
+  four words or more) occur in it. Pages with neither reference are not counted.
+* **Byline** — a page "has a byline" when its visible text (scripts and styles removed)
+  shows one: a "By Firstname Lastname" phrase, or a short element whose class/id/itemprop/rel
+  says author or byline. The byline is found when the handler reports one sharing a word
+  (3+ letters) with that visible byline text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lxml import etree  # noqa: E402
+
+from benchmarks.quality import DEFAULT_DATASET, load_pages  # noqa: E402
+from handlers.html import HTML_HANDLER  # noqa: E402
+from handlers.registry import HandlerContext  # noqa: E402
+
+_WORD = re.compile(r"[a-z]{3,}")
+_BY_NAME = re.compile(r"\bBy\s+([A-Z][\w'’.-]+(?:\s+[A-Z][\w'’.-]+){1,3})")
+_AUTHOR_NAME = re.compile(r"author|byline", re.IGNORECASE)
+
+
+def slug_words(url: str) -> list[str]:
+    segments = [s for s in urlsplit(url).path.split("/") if s]
+    if not segments:
+        return []
+    slug = max(segments[-2:], key=len).lower()
+    slug = re.sub(r"\.[a-z]{2,5}$", "", slug)
+    words = [w for w in re.split(r"[-_]+", slug) if w.isalpha() and w.isascii()]
+    return words if len(words) >= 4 else []
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def confirmed_headlines(root: etree._Element) -> list[str]:
+    """Visible h1/h2 texts that the page's <title> or og:title repeats."""
+    declared = [_norm("".join(t.itertext())) for t in root.iter("title")]
+    declared += [_norm(m.get("content") or "") for m in root.iter("meta")
+                 if (m.get("property") or m.get("name")) == "og:title"]
+    declared = [d for d in declared if d]
+    found = []
+    for heading in root.iter("h1", "h2"):
+        text = _norm("".join(heading.itertext()))
+        if len(text.split()) >= 3 and any(text in d for d in declared):
+            found.append(text)
+    return found
+
+
+def title_right(title: str | None, url: str, site: str | None,
+                headlines: list[str]) -> bool | None:
+    """True/False, or None when the page offers no reference."""
+    if site and site.lower() in (title or "").lower() and site.lower() not in url.lower():
+        return False
+    if headlines:
+        return _norm(title or "") in headlines
+    words = [w for w in slug_words(url) if len(w) >= 3]
+    if not words:
+        return None
+    have = set(_WORD.findall((title or "").lower().replace("’", "").replace("'", "")))
+    return sum(w in have for w in words) >= 0.75 * len(words)
+
+
+def page_tree(body: bytes) -> etree._Element:
+    """The page without scripts, styles, forms and comment threads (benchmark pages are
+    UTF-8)."""
+    root = etree.fromstring(body, etree.HTMLParser(remove_comments=True, encoding="utf-8"))
+    doomed = [e for e in root.iter() if isinstance(e.tag, str) and (
+        e.tag in ("script", "style", "noscript", "form")
+        or re.search(r"comment", f"{e.get('class')} {e.get('id')}", re.IGNORECASE))]
+    for element in doomed:
+        if element.getparent() is not None:
+            element.getparent().remove(element)
+    return root
+
+
+def visible_byline(root: etree._Element) -> str | None:
+    """Byline evidence on the visible page, or None when the page shows none."""
+    evidence = []
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        label = " ".join(element.get(a) or "" for a in ("class", "id", "itemprop", "rel"))
+        if _AUTHOR_NAME.search(label):
+            text = " ".join("".join(element.itertext()).split())
+            if 2 < len(text) < 100:
+                evidence.append(text)
+    match = _BY_NAME.search(" ".join("".join(root.itertext()).split()))
+    if match:
+        evidence.append(match.group(1))
+    return " ".join(evidence) or None
+
+
+def byline_found(byline: str | None, evidence: str) -> bool:
+    ours = set(_WORD.findall((byline or "").lower()))
+    return bool(ours & set(_WORD.findall(evidence.lower())))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--show-misses", action="store_true")
+    args = parser.parse_args(argv)
+    titled = title_ok = bylined = byline_ok = 0
+    for page_id, url, body, _truth in load_pages(args.dataset):
+        doc = HTML_HANDLER.handle(body, HandlerContext(url=url, format="text"))
+        root = page_tree(body)
+        ok = title_right(doc.title, url, doc.metadata.get("site_name"),
+                         confirmed_headlines(root))
+        if ok is not None:
+            titled += 1
+            title_ok += ok
+            if not ok and args.show_misses:
+                print(f"title miss {page_id[:8]}: {doc.title!r} <- {url}")
+        evidence = visible_byline(root)
+        if evidence:
+            bylined += 1
+            ok = byline_found(doc.metadata.get("byline"), evidence)
+            byline_ok += ok
+            if not ok and args.show_misses:
+                print(f"byline miss {page_id[:8]}: {doc.metadata.get('byline')!r} "
+                      f"vs {evidence[:80]!r}")
+    print(f"title right: {title_ok}/{titled} = {title_ok / max(titled, 1):.1%} "
+          f"(pages with a confirmed headline or a word slug)")
+    print(f"byline found: {byline_ok}/{bylined} = {byline_ok / max(bylined, 1):.1%} "
+          f"(pages showing a byline)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""The default HTML handler: main content as markdown or text, plus page metadata.
+
+One lxml parse. Metadata and challenge signals are read first; then the tree is cleaned
+(hidden and active content out), the main content is found by our own scoring
+(:mod:`handlers.html_extract`), trimmed of header and end-of-article boilerplate
+(:mod:`handlers.html_boilerplate`), and rendered (:mod:`handlers.html_render`). A short result
+falls back to landmark containers, then to the whole body.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from handlers.decode import decode_body
+from handlers.html_boilerplate import trim_content
+from handlers.html_clean import clean_tree
+from handlers.html_dom import parse, text_length, text_of
+from handlers.html_extract import best_candidate, remove_unlikely, take_threads
+from handlers.html_metadata import extract_metadata
+from handlers.html_render import render
+from handlers.html_signals import challenge_reason, looks_binary
+from handlers.registry import HandlerContext
+from pipeline.errors import PipelineError
+from pipeline.models import Document
+
+# Optional XML prologue and comments, then the document's first HTML tag.
+_SNIFF = re.compile(
+    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
+    re.IGNORECASE | re.DOTALL,
+)
+# Fallback containers, best first: landmark tags, the main role, common body class names.
+_LANDMARK_TAGS = ("article", "main")
+_LANDMARK_CLASSES = ("post-content", "entry-content", "content")
+MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
+_LONGER = 1.3
+_SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
+
+
+def _landmarks(root: etree._Element) -> list[list[etree._Element]]:
+    """Landmark candidates in preference order: tags, role=main, then class names."""
+    by_tag: list[etree._Element] = list(root.iter(*_LANDMARK_TAGS))
+    by_role = [e for e in root.iter() if e.get("role") == "main"]
+    by_class = [e for e in root.iter() if isinstance(e.tag, str)
+                and set((e.get("class") or "").split()) & set(_LANDMARK_CLASSES)]
+    return [by_tag, by_role, by_class]
+
+
+def _landmark(root: etree._Element) -> etree._Element | None:
+    best, best_len = None, 0
+    for group in _landmarks(root):
+        for element in group:
+            length = text_length(element)
+            if length > best_len:
+                best, best_len = element, length
+        if best_len >= MIN_CHARS:
+            return best
+    return best
+
+
+class HTMLHandler:
+    """HTML and XHTML pages → main content (markdown or text) with metadata."""
+
+    name = "html"
+    media_types = ("text/html", "application/xhtml+xml")
+
+    def sniff(self, head: bytes) -> bool:
+        head = head[:1024]
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: compare as text
+            codec = "utf-16-le" if head.startswith(b"\xff\xfe") else "utf-16-be"
+            head = head[2:].decode(codec, "ignore").encode("ascii", "ignore")
+        return bool(_SNIFF.match(head.removeprefix(b"\xef\xbb\xbf")))
+
+    def handle(self, body: bytes, ctx: HandlerContext) -> Document:
+        if looks_binary(body):
+            raise PipelineError("decode", "binary content, not an HTML page")
+        text = decode_body(body, ctx.charset, html=True)
+        if not text.strip():
+            raise PipelineError("empty", "the page is empty")
+        try:
+            root = parse(text)
+        except (etree.ParserError, ValueError) as exc:
+            raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
+        title, metadata = extract_metadata(root, ctx.base_url)
+        hidden = clean_tree(root)
+        body_element = root.find("body")
+        page = root if body_element is None else body_element
+        visible = " ".join(text_of(page).split())
+        title_element = next(root.iter("title"), None)
+        page_title = "" if title_element is None else text_of(title_element)
+        reason = challenge_reason(page_title, text, body_element, visible)
+        if reason:
+            raise PipelineError("challenge", reason)
+
+        markdown = ctx.format == "markdown"
+        # Comments are left out unless asked for; then they follow the article.
+        threads = take_threads(root) if ctx.options.get("include_comments") else []
+        remove_unlikely(root)
+        main = best_candidate(page)
+        content = ""
+        if main is not None:
+            trim_content(main, title, metadata.get("byline"))
+            content = render(main, markdown=markdown, base_url=ctx.base_url)
+        if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
+            content = self._fallback(root, text, content, markdown, ctx.base_url,
+                                     (title, metadata.get("byline")))
+        if not content.strip():
+            raise PipelineError("empty", "no extractable text on the page")
+        comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
+                                              for t in threads)))
+        if comments:
+            content += ("\n\n## Comments\n\n" if markdown else "\n\nComments\n\n") + comments
+        if hidden:
+            metadata["hidden_removed"] = hidden
+        return Document(title=title, content=content, format=ctx.format, metadata=metadata)
+
+    def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
+                  base_url: str, header: tuple[str | None, str | None]) -> str:
+        landmark = _landmark(root)
+        if landmark is not None:
+            trim_content(landmark, *header)
+            candidate = render(landmark, markdown=markdown, base_url=base_url)
+            # Only a clearly longer text: the landmark usually holds what we had, plus furniture.
+            if len(candidate) > _LONGER * len(content):
+                content = candidate
+        if len(content) >= MIN_CHARS:
+            return content
+        fresh = parse(text)  # the unlikely-named containers are gone from ``root``
+        clean_tree(fresh)
+        page = fresh.find("body")
+        candidate = render(fresh if page is None else page, markdown=markdown,
+                           base_url=base_url)
+        return candidate if len(candidate) > len(content) else content
+
+
+HTML_HANDLER = HTMLHandler()

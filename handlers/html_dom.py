@@ -1,0 +1,53 @@
+"""Small DOM helpers on plain lxml trees (no ``lxml.html`` element classes: their per-node
+class lookup costs more than the rest of a walk)."""
+
+from __future__ import annotations
+
+from lxml import etree
+
+# libxml2's default limits stay on (no huge_tree): nesting deeper than 256 is cut off, which
+# also keeps every recursive walk of ours far from Python's recursion limit.
+_PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
+                           no_network=True)
+
+
+def parse(text: str) -> etree._Element:
+    """Parse decoded HTML into a tree rooted at ``<html>`` (never None)."""
+    # Re-encoded as UTF-8 bytes: lxml refuses str input that carries an XML declaration.
+    root = etree.fromstring(text.encode("utf-8", "replace"), _PARSER)
+    if root is None:
+        raise ValueError("document is empty")
+    return root
+
+
+def text_of(element: etree._Element) -> str:
+    """All text inside ``element`` (not its tail)."""
+    return "".join(element.itertext())
+
+
+def names(element: etree._Element) -> str:
+    """The element's class and id, lower-cased, for name-based heuristics."""
+    return f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+
+
+_NORMALIZED_LENGTH = etree.XPath("string-length(normalize-space())")
+
+
+def text_length(element: etree._Element) -> int:
+    """Length of the element's text with whitespace collapsed (computed inside libxml2)."""
+    return int(_NORMALIZED_LENGTH(element))
+
+
+def drop(element: etree._Element) -> None:
+    """Remove ``element`` and its subtree, keeping its tail text in the tree."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    tail = element.tail
+    if tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)

@@ -1,0 +1,277 @@
+"""Main-content detection on a cleaned lxml tree: our own readability-style scoring.
+
+One parse, one scoring pass: every paragraph-like block gives points (length, commas) to its
+parent and, decaying, to its ancestors; class/id names nudge the score; link density scales
+it down. The best node wins, widened to the common ancestor of its chunks (an article split
+in several containers) and joined by sibling blocks that look like part of it. Trimming the
+winner is :mod:`handlers.html_boilerplate`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from lxml import etree
+
+from handlers.html_dom import drop, names, text_length, text_of
+from handlers.html_tags import BLOCK_TAGS
+
+# Name patterns are matched against lower-cased class/id strings (``names``).
+# Containers that are boilerplate by name, unless the name also says "this is the article".
+_UNLIKELY = re.compile(
+    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|newsletter|"
+    r"subscri|promo|"
+    r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
+    r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
+    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
+    r"tooltip|popover|hovercard|rollover",
+)
+_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
+_POSITIVE = re.compile(
+    r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
+)
+_NEGATIVE = re.compile(
+    r"hidden|\bhid\b|banner|combx|comment|com-|contact|foot|footer|footnote|"
+    r"masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|"
+    r"sponsor|shopping|tags|tool|widget|byline|author|caption|credit|social|newsletter",
+)
+# Names that mark the article body itself: an "unlikely" wrapper around one stays.
+_ARTICLE_BODY = re.compile(
+    r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
+    r"main-?content|articlebody",
+)
+# Never removed for their names: the document, the article landmarks, links, and
+# blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
+_NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
+_COMMENTS = re.compile(r"comment|reply|replies|disqus|discussion")
+_LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
+_SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
+# Containers whose loose text (outside block children) is a paragraph of their own: the
+# div-and-<br> pages, and the table-layout pages whose article is a <td>.
+_LOOSE_TEXT = frozenset({"div", "section", "article", "span", "font", "center", "td", "body",
+                         "main", "form"})
+
+
+def class_weight(element: etree._Element) -> int:
+    """±25 for class/id names that say content or boilerplate (both may apply)."""
+    return _name_weight(names(element))
+
+
+@lru_cache(maxsize=8192)
+def _name_weight(text: str) -> int:
+    if not text.strip():
+        return 0
+    weight = 0
+    if _NEGATIVE.search(text):
+        weight -= 25
+    if _POSITIVE.search(text):
+        weight += 25
+    return weight
+
+
+def link_density(element: etree._Element) -> float:
+    """Share of the element's text that sits inside links."""
+    total = text_length(element)
+    if not total:
+        return 0.0
+    linked = sum(text_length(a) for a in element.iter("a"))
+    return linked / total
+
+
+@lru_cache(maxsize=8192)
+def _unlikely_name(text: str) -> bool:
+    return bool(_UNLIKELY.search(text)) and not _MAYBE.search(text)
+
+
+def remove_unlikely(root: etree._Element) -> None:
+    """Drop navigation landmarks and containers named like boilerplate.
+
+    A named container holding most of the page's text is a layout wrapper misnamed (a
+    "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
+    """
+    total = max(text_length(root), 1)
+    doomed = []
+    for element in root.iter():
+        tag = element.tag
+        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY:
+            continue
+        if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
+                or element.get("itemprop") == "comment"):
+            doomed.append(element)
+            continue
+        if (element.get("class") or element.get("id")) and _unlikely_name(names(element)):
+            doomed.append(element)
+    removed: set[etree._Element] = set()
+    for element in doomed:  # document order: an ancestor is decided before its descendants
+        if any(ancestor in removed for ancestor in element.iterancestors()):
+            continue
+        if element.tag not in _LANDMARK_TAGS and not _is_thread(element) and (
+            text_length(element) > total / 2 or _holds_article(element)
+        ):
+            continue
+        removed.add(element)
+        drop(element)
+
+
+def _is_thread(element: etree._Element) -> bool:
+    """A comment thread: out however much text it holds (comments are off by default)."""
+    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(names(element)))
+
+
+def take_threads(root: etree._Element) -> list[etree._Element]:
+    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
+    threads: list[etree._Element] = []
+    for element in root.iter():
+        if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
+                and _is_thread(element)
+                and not any(a in threads for a in element.iterancestors())):
+            threads.append(element)
+    for thread in threads:
+        drop(thread)
+    return threads
+
+
+def _holds_article(element: etree._Element) -> bool:
+    for node in element.iter("article", "div", "section"):
+        if (node.get("itemprop") or "").lower() == "articlebody":
+            return True
+        if node.tag == "article" and not _COMMENTS.search(names(node)):
+            return True
+        if node is not element and _ARTICLE_BODY.search(names(node)):
+            return True
+    return False
+
+
+def _own_text(element: etree._Element) -> str:
+    """The text of ``element`` outside its block-level children."""
+    parts = [element.text or ""]
+    for child in element:
+        if child.tag in BLOCK_TAGS:
+            parts.append(child.tail or "")
+        else:
+            parts.append(text_of(child) if isinstance(child.tag, str) else "")
+            parts.append(child.tail or "")
+    return " ".join(" ".join(parts).split())
+
+
+def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, bool]]:
+    """Paragraph-like nodes with their text, and whether they score themselves (a div whose
+    loose text is a paragraph) or only their ancestors (a real ``<p>``)."""
+    for element in root.iter():
+        tag = element.tag
+        if tag in _SCORED:
+            yield element, " ".join(text_of(element).split()), False
+        elif tag in _LOOSE_TEXT:
+            text = _own_text(element)
+            if text:
+                yield element, text, True
+
+
+_TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 3,
+              "blockquote": 3, "form": -3, "ol": -3, "ul": -3, "dl": -3, "li": -3,
+              "th": -5, "h1": -5, "h2": -5, "h3": -5}
+
+
+def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
+    """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
+    scores: dict[etree._Element, float] = {}
+    for paragraph, text, scores_itself in _paragraphs(root):
+        if len(text) < 25:
+            continue
+        points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
+        node, level = (paragraph if scores_itself else paragraph.getparent()), 0
+        while node is not None and level < 3:
+            if node not in scores:
+                scores[node] = _TAG_BONUS.get(node.tag, 0) + class_weight(node)
+            scores[node] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
+            node, level = node.getparent(), level + 1
+    return {node: score * (1 - link_density(node)) for node, score in scores.items()}
+
+
+def _ancestors(element: etree._Element) -> list[etree._Element]:
+    found = []
+    node = element.getparent()
+    while node is not None and node.tag not in ("body", "html"):
+        found.append(node)
+        node = node.getparent()
+    return found
+
+
+_CHUNK_CHARS = 200  # a chunk of the article holds at least a paragraph
+
+
+def _kind(element: etree._Element) -> tuple[str, str]:
+    """Tag and first class name: chunks of one article share them ("block-text" and
+    "block-text block-text_initial-letter")."""
+    classes = (element.get("class") or "").split()
+    return element.tag, classes[0] if classes else ""
+
+
+def best_candidate(root: etree._Element) -> etree._Element | None:
+    """The element holding the main content (possibly a new wrapper of siblings), or None
+    when nothing on the page reads like a paragraph."""
+    scores = score_candidates(root)
+    if not scores:
+        return None
+    ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+    top = ranked[0]
+    # The article split in chunks: close runners-up, or paragraph-sized blocks of the
+    # winner's kind (tag and first class), below one common ancestor mean that ancestor is
+    # the article.
+    lineage = set(_ancestors(top))
+    kind = _kind(top)
+    group = []
+    for rank, candidate in enumerate(ranked[1:], start=1):
+        if candidate in lineage or top in _ancestors(candidate):
+            continue
+        close = rank < 5 and scores[candidate] >= scores[top] * 0.75
+        same_kind = bool(kind[1]) and _kind(candidate) == kind
+        if close or (same_kind and scores[candidate] >= scores[top] * 0.1
+                     and text_length(candidate) >= _CHUNK_CHARS):
+            group.append(candidate)
+    if group:
+        for ancestor in _ancestors(top):
+            if all(ancestor in _ancestors(c) for c in group):
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
+    # Climb while the parent scores nearly as well: the article is split over siblings.
+    parent = top.getparent()
+    while parent is not None and parent.tag not in ("body", "html"):
+        if parent in scores and scores[parent] >= scores[top] * 0.85:
+            top = parent
+            parent = top.getparent()
+        else:
+            break
+    return _with_siblings(top, scores)
+
+
+def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:
+    parent = top.getparent()
+    if parent is None:
+        return top
+    threshold = max(10.0, scores[top] * 0.2)
+    keep = []
+    for sibling in parent:
+        if sibling is top:
+            keep.append(sibling)
+            continue
+        if scores.get(sibling, -1) >= threshold:
+            keep.append(sibling)
+        elif sibling.tag == "p":
+            length = text_length(sibling)
+            density = link_density(sibling)
+            text = text_of(sibling)
+            if (length > 80 and density < 0.25) or (
+                0 < length <= 80 and density == 0 and re.search(r"\.( |$)", text)
+            ):
+                keep.append(sibling)
+    if len(keep) == 1:
+        return top
+    wrapper = top.makeelement("div", {})
+    for element in keep:
+        wrapper.append(element)  # moves: the page tree is ours to consume
+    return wrapper

@@ -1,0 +1,240 @@
+"""Page metadata from one parsed tree: title (cross-checked), byline, dates, site name, ….
+
+Sources, strongest first: JSON-LD, OpenGraph/Twitter/Dublin Core ``<meta>``, microdata and
+``rel=author``, then the visible page (``<h1>``, ``<time>``). Call it before cleaning: it
+reads ``<script type="application/ld+json">`` and ``<meta>``, which cleaning removes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urljoin
+
+from lxml import etree
+
+from handlers.html_dom import text_of
+
+_SPACE = re.compile(r"\s+")
+_TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
+_ARTICLE_TYPES = re.compile(r"article|posting|report|blog|webpage|story", re.IGNORECASE)
+_BY = re.compile(r"^\s*(?:by|por|par|von|di|de|oleh)\s*[:\-]?\s+", re.IGNORECASE)
+# Where a visible byline ends and its dateline or role begins.
+_BYLINE_END = re.compile(
+    r"\s+(?:published|updated|posted|on)\s+|\s*[|•·]\s*|\s+\d{1,2}[:/.]\d{1,2}|"
+    r"(?<=[a-z])(?=(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"(?<=[a-z])(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|"
+    r"\s*(?:view more|more articles)",
+    re.IGNORECASE,
+)
+_URLISH = re.compile(r"^(?:https?:)?//|^www\.", re.IGNORECASE)
+
+
+def squash(text: str | None) -> str:
+    return _SPACE.sub(" ", text or "").strip()
+
+
+def _meta(root: etree._Element) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for meta in root.iter("meta"):
+        key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
+        value = squash(meta.get("content"))
+        if key and value and key not in found:
+            found[key] = value
+    return found
+
+
+def _json_ld_objects(root: etree._Element) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for script in root.iter("script"):
+        if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
+            continue
+        try:
+            data = json.loads(script.text)
+        except ValueError:
+            continue
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                objects.append(item)
+                if "@graph" in item:
+                    stack.append(item["@graph"])
+    return objects
+
+
+def _article_ld(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    for item in objects:
+        kind = item.get("@type")
+        kinds = " ".join(kind) if isinstance(kind, list) else str(kind or "")
+        if _ARTICLE_TYPES.search(kinds) and ("headline" in item or "author" in item):
+            return item
+    return {}
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return _names(value.get("name"))
+    if isinstance(value, list):
+        return [name for item in value for name in _names(item)]
+    return []
+
+
+def _first_text(value: Any) -> str:
+    """A JSON-LD value that should be text: a string, or the first string of a list."""
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, str)), "")
+    return value if isinstance(value, str) else ""
+
+
+def clean_byline(text: str) -> str:
+    """"By Jane Doe | Published Nov 3, 2019" → "Jane Doe"."""
+    text = _BY.sub("", squash(text))
+    text = _BYLINE_END.split(text, maxsplit=1)[0]
+    return text.strip(" ,;|-–—·•")
+
+
+def _valid_byline(text: str) -> bool:
+    return (1 < len(text) <= 100 and not _URLISH.search(text) and "@" not in text[:1]
+            and any(ch.isalpha() for ch in text))
+
+
+_AUTHOR_NODES = etree.XPath(
+    "//*[@rel='author' or @itemprop='author' or contains(@rel, ' author')]"
+)
+_NOT_BYLINE = re.compile(r"bio|avatar|image|photo|img|comment|box|more|about|related",
+                         re.IGNORECASE)
+
+
+def _byline_candidates(root: etree._Element, meta: dict[str, str],
+                       ld: dict[str, Any]) -> Iterator[str]:
+    """Byline sources, strongest first; lazily, as the visible-byline scan costs most."""
+    authors = ld.get("author")
+    authors = authors if isinstance(authors, list) else [authors]
+    organisations = [a for a in authors if isinstance(a, dict)
+                     and "organization" in str(a.get("@type", "")).lower()]
+    yield from _names([a for a in authors if a not in organisations])
+    for key in ("author", "article:author", "dc.creator", "parsely-author",
+                "sailthru.author", "byl"):
+        yield meta.get(key, "")
+    for element in _AUTHOR_NODES(root):
+        named = [e for e in element.iter() if e.get("itemprop") == "name"]
+        yield text_of(named[0] if named else element)
+    # The visible byline: a short element the page names "byline" or "author".
+    body = root.find("body")
+    for element in () if body is None else body.iter():
+        label = (element.get("class") or "").lower()
+        if ("byline" in label or "author" in label) and not _NOT_BYLINE.search(label) and (
+            element.tag not in ("script", "style", "form", "input", "label", "img")
+        ):
+            yield text_of(element)
+    yield from _names(organisations)  # a publisher as author: better than nothing
+
+
+def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
+    for candidate in _byline_candidates(root, meta, ld):
+        cleaned = clean_byline(candidate)
+        if _valid_byline(cleaned):
+            return cleaned
+    return None
+
+
+def _strip_site(title: str, site: str | None) -> str:
+    """Remove a site-name prefix/suffix (``Headline | Site``, ``Site - Headline``)."""
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(title) if p.strip()]
+    if len(parts) < 2:
+        return title
+    site_low = (site or "").lower()
+    kept = [p for p in parts if not site_low or (p.lower() != site_low
+                                                 and p.lower() not in site_low)]
+    if len(kept) == len(parts):
+        # Unknown site name: a short last part ("| Site", "- Section") is page furniture.
+        while len(kept) > 1 and len(kept[-1].split()) <= 4 and len(kept[-1]) < len(
+            " ".join(kept[:-1])
+        ):
+            kept.pop()
+    if not kept:
+        return title
+    start = title.find(kept[0])
+    end = title.find(kept[-1], start) + len(kept[-1])
+    return squash(title[start:end]) if start >= 0 and end > start else kept[0]
+
+
+def _headings(root: etree._Element) -> list[str]:
+    found = [squash(text_of(h)) for h in root.iter("h1", "h2")]
+    return [h for h in found if h][:12]
+
+
+def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
+           site: str | None) -> str | None:
+    title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
+    declared = [meta.get("og:title", ""), meta.get("twitter:title", ""),
+                squash(_first_text(ld.get("headline"))), title_tag]
+    cleaned = [_strip_site(d, site) for d in declared if d]
+    lowered = [c.lower() for c in cleaned]
+    parts = {p.strip().lower() for d in declared for p in _TITLE_SEPARATORS.split(d)}
+    site_low = (site or "").lower()
+    # A visible heading that a declared title repeats is the headline itself; one that is
+    # only a small part of it (the site name in the logo's <h1>) is not.
+    for heading in _headings(root):
+        low = heading.lower()
+        if len(heading) < 4 or low == site_low:
+            continue
+        if low in parts or any(low == c or (low in c and len(low) >= 0.6 * len(c))
+                               for c in lowered):
+            return heading
+    if cleaned:
+        return cleaned[0]
+    headings = _headings(root)
+    return headings[0] if headings else None
+
+
+def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
+          keys: tuple[str, ...], ld_key: str) -> str | None:
+    if isinstance(ld.get(ld_key), str) and ld[ld_key].strip():
+        return ld[ld_key].strip()
+    for key in keys:
+        if meta.get(key):
+            return meta[key]
+    return None
+
+
+def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
+    """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
+    meta = _meta(root)
+    ld = _article_ld(_json_ld_objects(root))
+    publisher = ld.get("publisher")
+    site = meta.get("og:site_name") or meta.get("application-name") or (
+        _names(publisher)[0] if _names(publisher) else None
+    )
+    published = _date(root, meta, ld, ("article:published_time", "datepublished",
+                                       "pubdate", "publishdate", "date", "dc.date",
+                                       "dc.date.issued", "sailthru.date", "parsely-pub-date"),
+                      "datePublished")
+    if not published:
+        times = [t.get("datetime") for t in root.iter("time") if t.get("datetime")]
+        published = times[0] if times else None
+    html = root if root.tag == "html" else root.getroottree().getroot()
+    canonical = next((link.get("href") for link in root.iter("link")
+                      if (link.get("rel") or "").lower() == "canonical" and link.get("href")),
+                     None) or meta.get("og:url")
+    image = meta.get("og:image") or meta.get("twitter:image")
+    data: dict[str, Any] = {
+        "byline": _byline(root, meta, ld),
+        "site_name": site,
+        "published": published,
+        "modified": _date(root, meta, ld, ("article:modified_time", "datemodified",
+                                           "og:updated_time", "lastmod"), "dateModified"),
+        "lang": (html.get("lang") or html.get("xml:lang") or meta.get("content-language")
+                 or None),
+        "description": meta.get("description") or meta.get("og:description"),
+        "canonical_url": urljoin(base_url, canonical) if canonical else None,
+        "image": urljoin(base_url, image) if image else None,
+    }
+    return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

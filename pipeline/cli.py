@@ -1,0 +1,301 @@
+"""The command line: ``python -m pipeline URLS [-o OUT.jsonl] [flags]``.
+
+Sub-commands ``search``, ``backends`` and ``mcp`` are dispatched to their modules (imported
+only when used). Exit status: 0 when the run completes (per-URL errors are data), 2 for
+usage or configuration errors, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import Any, BinaryIO, NoReturn
+
+from pipeline.engine import BatchEngine, Summary, feed, read_lines
+from pipeline.errors import PipelineError
+from pipeline.extract import NativeExtractor, load_registry
+from pipeline.fetch.base import Fetcher
+from pipeline.models import Record
+from pipeline.settings import Settings, load_settings
+from pipeline.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.workers import ProcessRunner
+
+PROG = "extract-pipeline"
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+SUBCOMMANDS: dict[str, str] = {
+    "search": "pipeline.cli_search:search_main",
+    "backends": "pipeline.cli_search:backends_main",
+    "mcp": "pipeline.mcp_server:main",
+}
+
+
+class UsageError(Exception):
+    """A bad command line: one line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see --help)")
+
+
+# Help for settings whose description does not fit a flag (or that have none).
+_HELP = {
+    "format": "content format of records",
+    "workers": "handler process-pool size; default: the machine's cores ({default})",
+    "user_agent": "User-Agent header sent with every request",
+    "instruction": "what the compressor should keep (with --compress)",
+    "extract_backend": "extract provider(s) in order of preference",
+    "compress": "compress long content with the configured LLM compressor",
+    "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
+    "max_redirects": "redirects followed per URL",
+    "backend": "provider chain shared by search and extract",
+}
+
+
+def _default(name: str) -> str:
+    info = Settings.model_fields[name]
+    value = info.get_default(call_default_factory=True)
+    text = _HELP.get(name, info.description or "")
+    if "{default}" in text:
+        return text.format(default=value)
+    return f"{text}; default: {value}" if text else f"default: {value}"
+
+
+# (flag, settings field, argparse keywords) for every limit and switch.
+_VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("--concurrency", "concurrency", {"type": int, "metavar": "N"}),
+    ("--per-host", "per_host", {"type": int, "metavar": "N"}),
+    ("--rate", "rate", {"type": float, "metavar": "PER_S"}),
+    ("--max-bytes", "max_bytes", {"type": int, "metavar": "BYTES"}),
+    ("--max-chars", "max_chars", {"type": int, "metavar": "CHARS"}),
+    ("--timeout", "timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--connect-timeout", "connect_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--read-timeout", "read_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--retries", "retries", {"type": int, "metavar": "N"}),
+    ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
+    ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
+    ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
+    ("--format", "format", {"choices": ("markdown", "text")}),
+    ("--workers", "workers", {"type": int, "metavar": "N"}),
+    ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--user-agent", "user_agent", {"metavar": "TEXT"}),
+    ("--instruction", "instruction", {"metavar": "TEXT"}),
+    ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+)
+_REPEATED: tuple[tuple[str, str, str], ...] = (
+    ("--allow-net", "allow_net", "CIDR"),
+    ("--handler", "handlers", "MODULE:ATTR"),
+    ("--extract-backend", "extract_backend", "NAME"),
+    ("--backend", "backend", "NAME"),
+)
+_SWITCHES: tuple[tuple[str, str, bool], ...] = (
+    ("--no-head", "head", False),
+    ("--allow-private", "allow_private", True),
+    ("--ordered", "ordered", True),
+    ("--quiet", "quiet", True),
+    ("--robots", "robots", True),
+    ("--compress", "compress", True),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Turn a list of URLs (one per line) into JSON lines of clean text. "
+        f"Other commands: {', '.join(SUBCOMMANDS)} (e.g. '{PROG} search --help').",
+        epilog="Flags override PIPELINE_* environment variables, which override the config "
+        "file. Exit status: 0 done, 2 usage/config error, 130 interrupted.",
+    )
+    parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
+    parser.add_argument("-o", "--output", metavar="OUT.jsonl",
+                        help="write records here (default: stdout)")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip URLs already recorded in OUT (needs -o), append the rest")
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file")
+    for flag, name, keywords in _VALUED:
+        parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+    for flag, name, metavar in _REPEATED:
+        parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
+                            help=f"repeatable; {_default(name)}")
+    for flag, name, value in _SWITCHES:
+        help_text = _HELP["head"] if name == "head" else _default(name)
+        parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
+                            help=help_text)
+    return parser
+
+
+def _dispatch(name: str, argv: list[str]) -> int:
+    module_name, _, function = SUBCOMMANDS[name].partition(":")
+    try:
+        module = import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        print(f"{PROG}: error: the '{name}' command is not available in this build",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return int(getattr(module, function)(argv) or 0)
+
+
+def _count_urls(path: str) -> int | None:
+    """URL lines in a regular file (cheap: one streamed pass); None for pipes and stdin."""
+    if path == "-" or not stat.S_ISREG(os.stat(path).st_mode):
+        return None
+    with open(path, "rb") as handle:
+        return sum(1 for _ in read_lines(handle))
+
+
+class _Progress:
+    """A tqdm bar on stderr — only on a terminal, never with --quiet."""
+
+    def __init__(self, total: int | None, enabled: bool) -> None:
+        self._bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="url", file=sys.stderr, dynamic_ncols=True,
+                             smoothing=0.1)
+
+    def update(self, record: Record, summary: Summary) -> None:
+        if self._bar is not None:
+            self._bar.update()
+            self._bar.set_postfix_str(
+                f"ok={summary.ok} errors={sum(summary.errors.values())}", refresh=False
+            )
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _open_input(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _scan_output(path: str) -> tuple[DoneSet, int]:
+    try:
+        return scan_done(path)
+    except OSError as exc:
+        raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def _open_sink(path: str | None, *, append: bool) -> JsonlSink:
+    if path is None:
+        return JsonlSink(sys.stdout.buffer)
+    try:
+        return JsonlSink.open(path, append=append)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+def _install_stop(stop: asyncio.Event) -> Callable[[], None]:
+    """SIGINT/SIGTERM set ``stop``; a second one ends at once. Returns the undo."""
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def on_signal() -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    for number in signals:
+        loop.add_signal_handler(number, on_signal)
+
+    def undo() -> None:
+        for number in signals:
+            loop.remove_signal_handler(number)
+
+    return undo
+
+
+async def run_batch(args: argparse.Namespace, settings: Settings, *,
+                    fetcher: Fetcher | None = None) -> Summary:
+    """The batch command once its arguments are valid."""
+    registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
+    with contextlib.ExitStack() as cleanup:
+        source = _open_input(args.urls)
+        if source is not sys.stdin.buffer:
+            cleanup.callback(source.close)
+        done, dropped = _scan_output(args.output) if args.resume else (None, 0)
+        sink = _open_sink(args.output, append=args.resume)
+        cleanup.callback(sink.close)
+        show = not settings.quiet and sys.stderr.isatty()
+        total = _count_urls(args.urls) if show else None
+        if total is not None and done is not None:
+            total = max(0, total - len(done))  # what this run has left to do
+        progress = _Progress(total, enabled=show)
+        cleanup.callback(progress.close)
+        if not settings.quiet and done is not None:
+            print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
+                  + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
+                  file=sys.stderr)
+        stop = asyncio.Event()
+        async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
+                                   registry=registry) as extractor:
+            engine = BatchEngine(settings, extractor.extract_one, sink.write, done=done,
+                                 on_record=progress.update)
+            undo = _install_stop(stop)
+            try:
+                return await engine.run(feed(read_lines(source)), stop)
+            finally:
+                undo()
+
+
+def _settings_from(args: argparse.Namespace) -> Settings:
+    overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
+    return load_settings(overrides, config_file=args.config)
+
+
+def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -> int:
+    """Run the command line; returns the exit status. ``fetcher`` replaces the HTTP
+    fetcher (for embedding and tests)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return _dispatch(argv[0], argv[1:])
+    try:
+        args = build_parser().parse_args(argv)
+        if args.resume and not args.output:
+            raise UsageError("--resume needs -o OUT.jsonl (the output to resume)")
+        if args.urls != "-" and not os.path.exists(args.urls):
+            raise UsageError(f"no such file: {args.urls}")
+        settings = _settings_from(args)
+        summary = asyncio.run(run_batch(args, settings, fetcher=fetcher))
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PipelineError as exc:
+        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read stdout is gone (``| head``): stop quietly, like any other filter, and
+        # keep the interpreter's final flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    if not settings.quiet:
+        print(f"{PROG}: {summary.describe()}", file=sys.stderr)
+    if summary.interrupted:
+        hint = ("run the same command with --resume to finish" if args.output
+                else "use -o OUT.jsonl to be able to --resume")
+        print(f"{PROG}: interrupted; finished records were written; {hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main", "run_batch"]

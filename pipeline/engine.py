@@ -1,0 +1,334 @@
+"""The bounded concurrent batch runner: lines in, one record per URL line out.
+
+Input is read by a daemon thread in small batches through a bounded queue, so memory does
+not grow with the input and a slow stdin never blocks the event loop. At most
+``settings.concurrency`` URLs are in flight; identical URLs in flight (or recently done)
+are fetched once; records are written in completion order, or in input order through a
+bounded reorder buffer (``settings.ordered``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import threading
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO, TypeVar
+
+from pipeline.errors import sanitize_message
+from pipeline.models import ErrorInfo, Record
+from pipeline.settings import Settings
+from pipeline.sinks import DoneSet
+
+MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
+SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
+READ_BATCH = 256  # lines per hand-over from the reader thread
+DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
+REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
+GRACE_SECONDS = 3.0  # how long in-flight work may finish after a stop request
+
+T = TypeVar("T")
+Extract = Callable[[str], Awaitable[Record]]
+Write = Callable[[Record], None]
+
+
+@dataclass(frozen=True)
+class InputLine:
+    """A URL line: its position among URL lines, its text, and why it cannot be a URL
+    (``problem``) when that is clear from the line alone."""
+
+    index: int
+    url: str
+    problem: str | None = None
+
+
+def read_lines(stream: BinaryIO) -> Iterator[InputLine]:
+    """URL lines of a byte stream: BOM, CRLF, NULs, bad UTF-8 and huge lines tolerated;
+    blank lines and ``#`` comments skipped; whitespace stripped."""
+    index = 0
+    first = True
+    while raw := stream.readline(MAX_LINE_BYTES):
+        overlong = len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n")
+        while overlong and (rest := stream.readline(MAX_LINE_BYTES)):
+            if rest.endswith(b"\n"):
+                break
+        if first:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
+            first = False
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text or text.startswith("#"):
+            continue
+        problem = None
+        if overlong:
+            text = text[:SHOWN_URL_CHARS] + "…"
+            problem = f"line longer than {MAX_LINE_BYTES} bytes"
+        elif "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+            problem = "line is not valid UTF-8"
+        yield InputLine(index, text, problem)
+        index += 1
+
+
+async def feed(lines: Iterator[InputLine]) -> AsyncIterator[list[InputLine]]:
+    """Iterate ``lines`` in a daemon thread (a blocked read never holds up the loop nor the
+    interpreter's exit), yielding batches, a few batches ahead at most."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[list[InputLine] | BaseException | None] = asyncio.Queue(maxsize=4)
+
+    def hand_over(item: list[InputLine] | BaseException | None) -> bool:
+        try:
+            asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
+        except (RuntimeError, asyncio.CancelledError):  # the loop is gone: stop reading
+            return False
+        return True
+
+    def reader() -> None:
+        batch: list[InputLine] = []
+        try:
+            for line in lines:
+                batch.append(line)
+                if len(batch) >= READ_BATCH:
+                    if not hand_over(batch):
+                        return
+                    batch = []
+        except Exception as exc:
+            hand_over(exc)
+            return
+        if batch and not hand_over(batch):
+            return
+        hand_over(None)
+
+    threading.Thread(target=reader, name="pipeline-input", daemon=True).start()
+    while (item := await queue.get()) is not None:
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+@dataclass
+class Summary:
+    """What a run did, for the closing line on stderr."""
+
+    ok: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    bytes: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    started: float = field(default_factory=time.monotonic)
+    elapsed: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return self.ok + sum(self.errors.values())
+
+    @property
+    def urls_per_second(self) -> float:
+        return self.records / self.elapsed if self.elapsed > 0 else 0.0
+
+    def add(self, record: Record) -> None:
+        if record.ok:
+            self.ok += 1
+        else:
+            self.errors[record.error.kind if record.error else "extract"] += 1
+        self.bytes += record.bytes
+
+    def describe(self) -> str:
+        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common())
+        parts = [
+            f"{self.records} records in {self.elapsed:.1f}s ({self.urls_per_second:.1f} URLs/s)",
+            f"ok {self.ok}",
+            f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
+            f"{self.bytes / 1e6:.1f} MB read",
+        ]
+        if self.skipped:
+            parts.append(f"{self.skipped} already done (resume)")
+        return "; ".join(parts)
+
+
+class _Slot:
+    """A place in the --ordered output queue."""
+
+    __slots__ = ("record",)
+
+    def __init__(self) -> None:
+        self.record: Record | None = None
+
+
+class BatchEngine:
+    """Runs ``extract`` over input lines and hands each record to ``write``.
+
+    ``done`` (resume) names lines to skip; ``on_record`` is told about each written record
+    (progress display). ``stop`` ends the run early: no new lines, a grace period for the
+    ones in flight, then whatever is unfinished is dropped (and left for ``--resume``).
+    """
+
+    def __init__(self, settings: Settings, extract: Extract, write: Write, *,
+                 done: DoneSet | None = None,
+                 on_record: Callable[[Record, Summary], None] | None = None,
+                 grace: float = GRACE_SECONDS) -> None:
+        self.settings = settings
+        self._extract = extract
+        self._write = write
+        self._done = done
+        self._on_record = on_record
+        self._grace = grace
+        self._inflight: dict[str, asyncio.Future[Record]] = {}
+        self._recent: OrderedDict[str, Record] = OrderedDict()
+        self._slots: deque[_Slot] = deque()
+        self.summary = Summary()
+
+    async def _fetch_once(self, url: str) -> Record:
+        """The record for ``url``, extracting it only if not in flight or recently done."""
+        if (recent := self._recent.get(url)) is not None:
+            return recent
+        if (running := self._inflight.get(url)) is not None:
+            return await asyncio.shield(running)
+        future: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
+        self._inflight[url] = future
+        try:
+            record = await self._extract(url)
+        except Exception as exc:  # the duplicates waiting on it fail the same way
+            future.set_exception(exc)
+            future.exception()  # retrieved: nobody else may be waiting
+            raise
+        except BaseException:
+            future.cancel()
+            raise
+        finally:
+            del self._inflight[url]
+        future.set_result(record)
+        self._recent[url] = record
+        if len(self._recent) > DEDUP_WINDOW:
+            self._recent.popitem(last=False)
+        return record
+
+    async def _process(self, line: InputLine) -> Record:
+        if line.problem is not None:
+            error = ErrorInfo(kind="invalid_url", message=line.problem)
+            return Record.failure(line.url, error, index=line.index)
+        record = await self._fetch_once(line.url)
+        return record.model_copy(update={"index": line.index})
+
+    def _emit(self, record: Record) -> None:
+        self._write(record)
+        self.summary.add(record)
+        if self._on_record is not None:
+            self._on_record(record, self.summary)
+
+    def _finished(self, task: asyncio.Task[Record], line: InputLine, slot: _Slot | None) -> None:
+        if task.cancelled():
+            return  # unfinished work is left for --resume, never written half-done
+        if (exc := task.exception()) is not None:  # a bug here must not lose the line
+            error = ErrorInfo(kind="extract", message=sanitize_message(repr(exc)))
+            record = Record.failure(line.url, error, index=line.index)
+        else:
+            record = task.result()
+        if slot is None:
+            self._emit(record)
+            return
+        slot.record = record
+        while self._slots and self._slots[0].record is not None:
+            self._emit(self._slots.popleft().record)
+
+    async def run(self, batches: AsyncIterator[Sequence[InputLine]],
+                  stop: asyncio.Event | None = None) -> Summary:
+        """Process every line of every batch (or until ``stop`` is set); returns the
+        summary."""
+        stop = stop or asyncio.Event()
+        stopping = asyncio.ensure_future(stop.wait())
+        pending: dict[asyncio.Task[Record], tuple[InputLine, _Slot | None]] = {}
+        ordered = self.settings.ordered
+        limit = self.settings.concurrency
+        buffer_limit = REORDER_FACTOR * limit
+        # Finished tasks queue up here, so waiting costs the same whatever the concurrency.
+        completed: deque[asyncio.Task[Record]] = deque()
+        progress = asyncio.Event()
+
+        def on_done(task: asyncio.Task[Record]) -> None:
+            completed.append(task)
+            progress.set()
+
+        async def settle() -> None:
+            if not completed:
+                progress.clear()
+                await _first(progress.wait(), stopping)
+            while completed:
+                task = completed.popleft()
+                self._finished(task, *pending.pop(task))
+
+        try:
+            async for batch in _until(batches, stop):
+                for line in batch:
+                    if self._done is not None and (line.index, line.url) in self._done:
+                        self.summary.skipped += 1
+                        continue
+                    while not stop.is_set() and (
+                        len(pending) >= limit or (ordered and len(self._slots) >= buffer_limit)
+                    ):
+                        await settle()
+                    if stop.is_set():
+                        break
+                    slot = _Slot() if ordered else None
+                    if slot is not None:
+                        self._slots.append(slot)
+                    task = asyncio.ensure_future(self._process(line))
+                    pending[task] = (line, slot)
+                    task.add_done_callback(on_done)
+            while pending and not stop.is_set():
+                await settle()
+            if pending:
+                await self._wind_down(pending)
+        finally:
+            stopping.cancel()
+            for task in pending:
+                task.cancel()
+        self.summary.interrupted = stop.is_set()
+        self.summary.elapsed = time.monotonic() - self.summary.started
+        return self.summary
+
+    async def _wind_down(
+        self, pending: dict[asyncio.Task[Record], tuple[InputLine, _Slot | None]]
+    ) -> None:
+        """After a stop: let in-flight work finish for a grace period, drop the rest, and
+        write every finished record (in --ordered mode past the gaps, in input order)."""
+        done, late = await asyncio.wait(pending, timeout=self._grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        for task in done:
+            self._finished(task, *pending[task])
+        pending.clear()
+        for slot in self._slots:
+            if slot.record is not None:
+                self._emit(slot.record)
+        self._slots.clear()
+
+
+async def _first(awaitable: Awaitable[object], other: asyncio.Future[object]) -> None:
+    """Wait until ``awaitable`` or ``other`` is done (``other`` is left running)."""
+    waiter = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait([waiter, other], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+
+
+async def _until(items: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
+    """``items`` until ``stop`` is set, even while waiting for the next one."""
+    iterator = aiter(items)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while not stop.is_set():
+            following = asyncio.ensure_future(anext(iterator))
+            await asyncio.wait([following, stopping], return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                return
+            try:
+                yield following.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        stopping.cancel()

@@ -1,0 +1,144 @@
+"""The native extract port: one URL → fetch → handler → truncation → :class:`Record`.
+
+:class:`NativeExtractor` never raises for a per-URL problem: a ``PipelineError`` becomes the
+record's ``error`` with its kind, anything unexpected becomes ``extract``. It is also the
+``native`` :class:`~pipeline.providers.base.ExtractProvider`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from typing import Any
+
+from handlers import HandlerContext, HandlerRegistry, registry_for
+from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch import HttpFetcher, normalize_url
+from pipeline.fetch.base import Fetcher, FetchError
+from pipeline.models import ErrorInfo, OutputFormat, Record
+from pipeline.providers.base import ExtractOptions
+from pipeline.settings import Settings, load_settings
+from pipeline.truncate import truncate
+from pipeline.workers import InlineRunner, Runner
+
+SNIFF_BYTES = 1024
+
+
+def load_registry(settings: Settings) -> HandlerRegistry:
+    """The handler registry for ``settings.handlers``; a bad spec is a ``config`` error."""
+    try:
+        return registry_for(tuple(settings.handlers))
+    except Exception as exc:
+        raise PipelineError("config", f"cannot load handlers {settings.handlers}: {exc}") from exc
+
+
+class NativeExtractor:
+    """Fetch and extract URLs with this package's own fetcher and handlers.
+
+    Use as an async context manager. ``fetcher`` defaults to the HTTP fetcher (created and
+    closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
+    :class:`~pipeline.workers.InlineRunner` (pass a ``ProcessRunner`` for batch work),
+    ``registry`` to the default handlers plus ``settings.handlers``.
+    """
+
+    name = "native"
+
+    def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
+                 runner: Runner | None = None, registry: HandlerRegistry | None = None) -> None:
+        self.settings = settings if settings is not None else load_settings()
+        self.registry = registry if registry is not None else load_registry(self.settings)
+        self._fetcher = fetcher
+        self._runner = runner
+        self._stack: AsyncExitStack | None = None
+
+    def is_configured(self) -> bool:
+        return True
+
+    def rejects_media_type(self, media_type: str | None) -> bool:
+        """True when no handler could take this type (the fetcher's early rejection)."""
+        return self.registry.rejects_early(media_type)
+
+    def _make_fetcher(self) -> Fetcher:
+        return HttpFetcher(self.settings, early_reject=self.rejects_media_type)
+
+    async def __aenter__(self) -> NativeExtractor:
+        stack = AsyncExitStack()
+        try:
+            if self._fetcher is None:
+                self._fetcher = await stack.enter_async_context(self._make_fetcher())
+            runner = self._runner or InlineRunner(self.settings.handler_timeout)
+            self._runner = await stack.enter_async_context(runner)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def extract_one(self, url: str, *, index: int | None = None,
+                          format: OutputFormat | None = None,
+                          max_chars: int | None = None) -> Record:
+        """One record for ``url``; never raises for a problem with this URL."""
+        if self._stack is None or self._fetcher is None or self._runner is None:
+            raise RuntimeError("NativeExtractor used outside 'async with'")
+        started = time.monotonic()
+        fields: dict[str, Any] = {"url": url, "index": index}
+        try:
+            record = await self._extract(url, fields, format or self.settings.format,
+                                         max_chars or self.settings.max_chars)
+        except FetchError as exc:
+            fields.update(attempts=exc.attempts, status=exc.status, final_url=exc.final_url)
+            record = Record.failure(error=exc.to_info(), **fields)
+        except PipelineError as exc:
+            record = Record.failure(error=exc.to_info(), **fields)
+        except Exception as exc:  # a bug must cost one URL, not the run
+            message = sanitize_message(f"{type(exc).__name__}: {exc}")
+            record = Record.failure(error=ErrorInfo(kind="extract", message=message), **fields)
+        record.elapsed_ms = round((time.monotonic() - started) * 1000)
+        return record
+
+    async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
+                       max_chars: int) -> Record:
+        assert self._fetcher is not None and self._runner is not None
+        target = normalize_url(url)
+        result = await self._fetcher.fetch(target)
+        fields.update(final_url=result.final_url, status=result.status,
+                      content_type=result.media_type, bytes=len(result.body),
+                      attempts=result.attempts)
+        handler = self.registry.select(result.media_type, result.body[:SNIFF_BYTES])
+        fields["handler"] = handler.name
+        ctx = HandlerContext(url=target, final_url=result.final_url,
+                             media_type=result.media_type, charset=result.charset,
+                             format=format, options={"max_chars": max_chars})
+        document = await self._runner.run(handler, result.body, ctx)
+        fields.update(title=document.title, format=document.format, metadata=document.metadata)
+        if not document.content.strip():
+            raise PipelineError("empty", "nothing worth reading on the page")
+        cut = truncate(document.content, max_chars)
+        return Record(ok=True, content=cut.text, truncated=cut.truncated,
+                      next_offset=cut.next_offset, chars=len(cut.text), **fields)
+
+    async def extract(self, urls: Sequence[str],
+                      options: ExtractOptions | None = None) -> list[Record]:
+        """One record per URL in input order; identical URLs are fetched once."""
+        if self._stack is None:
+            async with self:
+                return await self.extract(urls, options)
+        format = options.format if options else None
+        max_chars = options.max_chars if options else None
+        gate = asyncio.Semaphore(self.settings.concurrency)
+
+        async def one(url: str) -> Record:
+            async with gate:
+                return await self.extract_one(url, format=format, max_chars=max_chars)
+
+        unique = list(dict.fromkeys(urls))
+        records = await asyncio.gather(*(one(u) for u in unique))
+        found = dict(zip(unique, records, strict=True))
+        return [found[url].model_copy(deep=True) for url in urls]

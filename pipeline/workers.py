@@ -1,0 +1,279 @@
+"""Handler runners: where a handler's CPU-bound ``bytes → Document`` work happens.
+
+* :class:`InlineRunner` runs it in a thread — for a library caller extracting a few URLs,
+  who should not pay for starting processes.
+* :class:`ProcessRunner` runs it in a pool of worker processes — for batch mode. Each worker
+  has its own pipe, read from the event loop (no thread hop per document), so a worker that
+  hangs past the time limit or dies (``os._exit``, a segfault) costs only its own document:
+  it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
+  marks the whole pool broken instead.)
+
+Workers rebuild the handler registry themselves (:func:`handlers.build_registry`) from the
+same ``module:attribute`` specs as the parent; a handler not in that registry is sent
+pickled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import signal
+from multiprocessing.connection import Connection
+from typing import Any, Protocol
+
+from handlers import ContentHandler, HandlerContext, build_registry
+from pipeline.errors import PipelineError
+from pipeline.models import Document
+
+Reply = tuple[Any, ...]  # ("ok", document fields) | ("err", kind, message)
+
+
+class Runner(Protocol):
+    """Runs one handler over one body; raises ``PipelineError`` (never anything else)."""
+
+    async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
+        ...
+
+    async def __aenter__(self) -> Runner: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+
+def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
+    """Run a handler, turning any failure into a ``PipelineError`` with a stable kind."""
+    try:
+        document = handler.handle(body, ctx)
+    except PipelineError:
+        raise
+    except Exception as exc:  # a handler bug is this URL's 'extract' error, nothing more
+        raise PipelineError(
+            "extract", f"handler {handler.name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(document, Document):
+        raise PipelineError(
+            "extract", f"handler {handler.name!r} returned {type(document).__name__}"
+        )
+    return document
+
+
+class InlineRunner:
+    """Handlers in a thread, with a time limit (a thread cannot be killed: past the limit
+    the URL fails and the thread is left to finish on its own)."""
+
+    def __init__(self, timeout: float | None = None) -> None:
+        self.timeout = timeout
+
+    async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(call_handler, handler, body, ctx), self.timeout
+            )
+        except asyncio.TimeoutError as exc:  # not the builtin before Python 3.11
+            raise PipelineError(
+                "extract", f"handler {handler.name!r} took longer than {self.timeout:g}s"
+            ) from exc
+
+    async def __aenter__(self) -> InlineRunner:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
+    """A worker process: say ready, then answer jobs from the pipe until told to stop or
+    orphaned."""
+    # The parent decides when work stops (a Ctrl-C or SIGTERM reaches the whole process
+    # group); an orphaned worker sees end of file on its pipe and leaves.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        registry = build_registry(specs)
+    except Exception as exc:
+        conn.send(("fatal", f"cannot load handlers {list(specs)}: {exc}"))
+        return
+    conn.send(("ready",))
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        except Exception as exc:  # the pickled handler cannot be rebuilt here
+            conn.send(("err", "extract", f"cannot load the handler in a worker: {exc}"))
+            continue
+        if job is None:
+            return
+        reference, body, ctx = job
+        try:
+            handler = registry.get(reference) if isinstance(reference, str) else reference
+            reply: Reply = ("ok", call_handler(handler, body, ctx).model_dump())
+        except PipelineError as exc:
+            reply = ("err", exc.kind, exc.message)
+        except KeyError:
+            reply = ("err", "extract", f"no handler named {reference!r} in the worker")
+        try:
+            conn.send(reply)
+        except Exception as exc:  # e.g. metadata that does not pickle
+            conn.send(("err", "extract", f"handler result cannot be sent back: {exc}"))
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe, driven from the event loop:
+    replies are read when the pipe is readable, a timer enforces the time limit, and end
+    of file on the pipe means the process died. A job is only ever sent to a worker that
+    said it is ready, so sending never waits for a busy or starting process."""
+
+    START_TIMEOUT = 120.0  # seconds a new worker may take to import the handlers
+
+    def __init__(self, context: Any, specs: tuple[str, ...]) -> None:
+        self._context = context
+        self._specs = specs
+        self.process: Any = None
+        self.conn: Connection | None = None
+
+    async def start(self) -> None:
+        parent, child = self._context.Pipe()
+        self.process = self._context.Process(
+            target=_worker_main, args=(child, self._specs), name="pipeline-handler", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        try:
+            reply = await self._receive(self.START_TIMEOUT)
+        except (EOFError, OSError, asyncio.TimeoutError):
+            reply = ("fatal", f"handler worker did not start (exit code {self._exit_code()})")
+        except BaseException:
+            self.kill()
+            raise
+        if reply[0] != "ready":
+            self.kill()
+            raise PipelineError("config", str(reply[1]))
+
+    async def _receive(self, timeout: float) -> Reply:
+        """The next message from the worker; EOFError when it died, asyncio.TimeoutError."""
+        assert self.conn is not None
+        conn = self.conn
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Reply] = loop.create_future()
+
+        def readable() -> None:
+            if answer.done():
+                return
+            try:
+                answer.set_result(conn.recv())
+            except (EOFError, OSError) as exc:
+                answer.set_exception(EOFError(str(exc)))
+            except Exception as exc:  # a reply that does not unpickle
+                answer.set_result(("err", "extract", f"unreadable handler reply: {exc}"))
+
+        loop.add_reader(conn.fileno(), readable)
+        try:
+            return await asyncio.wait_for(answer, timeout)
+        finally:
+            loop.remove_reader(conn.fileno())
+
+    def _exit_code(self) -> int | None:
+        self.process.join(0.5)  # it is dead or dying: this returns at once
+        return self.process.exitcode
+
+    async def call(self, job: tuple[Any, ...], timeout: float) -> Reply:
+        """Run one job; a hung or dead worker is replaced and the job fails as 'extract'.
+        Raises ``PipelineError('config')`` when no worker process can be started."""
+        if self.conn is None:  # killed earlier (a cancelled job, a failed restart)
+            await self.start()
+        assert self.conn is not None
+        try:
+            self.conn.send(job)
+            return await self._receive(timeout)
+        except asyncio.TimeoutError:
+            reply: Reply = ("err", "extract",
+                            f"handler took longer than {timeout:g}s; worker killed")
+        except (EOFError, OSError):
+            reply = ("err", "extract", f"handler worker died (exit code {self._exit_code()})")
+        except BaseException:  # cancelled mid-job: its late reply must not meet the next job
+            self.kill()
+            raise
+        self.kill()
+        with contextlib.suppress(PipelineError):  # if it fails, the next call tries again
+            await self.start()
+        return reply
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.kill()
+        if self.process is not None:
+            self.process.join()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def stop(self) -> None:
+        """Ask an idle worker to leave; kill it if it does not."""
+        if self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+            self.process.join(2)
+        self.kill()
+
+
+class ProcessRunner:
+    """A pool of ``size`` worker processes with a per-document time limit."""
+
+    def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
+                 start_method: str = "spawn") -> None:
+        self.size = size
+        self.timeout = timeout
+        self.specs = tuple(specs)
+        self._context = multiprocessing.get_context(start_method)
+        # What the workers will have: anything else (say, a handler registered at run time)
+        # is sent to them pickled.
+        self._registry = build_registry(self.specs)
+        self._workers: list[_Worker] = []
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+
+    def _reference(self, handler: ContentHandler) -> str | ContentHandler:
+        try:
+            known = self._registry.get(handler.name)
+        except KeyError:
+            known = None
+        return handler.name if known is handler else handler
+
+    async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
+        if not self._workers:
+            raise RuntimeError("ProcessRunner used outside 'async with'")
+        job = (self._reference(handler), body, ctx)
+        worker = await self._idle.get()
+        try:
+            reply = await worker.call(job, self.timeout)
+        except PipelineError as exc:  # no worker process would start
+            reply = ("err", "extract", exc.message)
+        finally:
+            self._idle.put_nowait(worker)  # even a dead one: its next call restarts it
+        if reply[0] == "ok":
+            return Document.model_validate(reply[1])
+        raise PipelineError(reply[1], reply[2])
+
+    async def __aenter__(self) -> ProcessRunner:
+        self._workers = [_Worker(self._context, self.specs) for _ in range(self.size)]
+        try:
+            await asyncio.gather(*(worker.start() for worker in self._workers))
+        except BaseException:
+            for worker in self._workers:
+                worker.kill()
+            self._workers = []
+            raise
+        for worker in self._workers:
+            self._idle.put_nowait(worker)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        idle = []
+        while not self._idle.empty():
+            idle.append(self._idle.get_nowait())
+        for worker in self._workers:
+            if worker not in idle:
+                worker.kill()
+        await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in idle))
+        self._workers = []

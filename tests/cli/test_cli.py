@@ -1,0 +1,144 @@
+"""The command line in-process, with a FakeFetcher: exit codes, output, progress, resume."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+
+import pytest
+
+from pipeline import cli
+from tests.cli.conftest import read_records, text_fetcher
+
+URLS = [f"http://example.test/{i}" for i in range(30)]
+
+
+@pytest.fixture
+def url_file(tmp_path):
+    path = tmp_path / "urls.txt"
+    path.write_text("# list\n" + "\n".join(URLS) + "\nnot a url\n\n")
+    return path
+
+
+def run(argv, fetcher=None):
+    return cli.main([*argv, "--workers", "1"], fetcher=fetcher or text_fetcher(URLS))
+
+
+def test_batch_run_writes_one_record_per_url_and_a_summary(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert run([str(url_file), "-o", str(out), "--max-chars", "60", "--format", "text"]) == 0
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == list(range(31))
+    assert sum(r["ok"] for r in records) == 30
+    assert all(r["format"] == "text" for r in records if r["ok"])
+    stderr = capsys.readouterr().err
+    assert "31 records" in stderr and "ok 30" in stderr and "invalid_url 1" in stderr
+    assert "\r" not in stderr and "url/s" not in stderr  # stderr is not a terminal: no bar
+
+
+def test_stdin_to_stdout_in_input_order(monkeypatch, capsys):
+    data = "\n".join(reversed(URLS)).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert run(["-", "--ordered", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = captured.out.splitlines()
+    assert [line.split('"index":')[1].split(",")[0] for line in lines] == [
+        str(i) for i in range(30)]
+    assert all(f'"url":"{u}"' in line for u, line in zip(reversed(URLS), lines, strict=True))
+
+
+def test_progress_bar_on_a_terminal(url_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
+    stderr = capsys.readouterr().err
+    assert "31/31" in stderr and "ok=30" in stderr
+
+
+def test_resume_repairs_the_torn_line_and_finishes_the_rest(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert run([str(url_file), "-o", str(out), "--ordered"]) == 0
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:12]) + lines[12][:40])  # a crash mid-write
+    fetcher = text_fetcher(URLS)
+    assert run([str(url_file), "-o", str(out), "--resume"], fetcher) == 0
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == list(range(31))
+    assert sum(fetcher.calls.values()) == 30 - 12
+    assert "resuming: 12 records" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["{urls}", "--bogus-flag"], "unrecognized arguments"),
+        ([], "required: URLS"),
+        (["missing.txt"], "no such file"),
+        (["{urls}", "--resume"], "--resume needs -o"),
+        (["{urls}", "--concurrency", "0"], "concurrency"),
+        (["{urls}", "--format", "pdf"], "invalid choice"),
+        (["{urls}", "--config", "nowhere.toml"], "config file not found"),
+        (["{urls}", "--handler", "no_such_module:handler"], "cannot load handlers"),
+        (["{urls}", "-o", "no/such/dir/out.jsonl"], "cannot write"),
+        (["{tmp}"], "cannot read"),
+        (["{urls}", "-o", "{tmp}", "--resume"], "cannot resume"),
+    ],
+)
+def test_usage_and_config_errors_exit_2_with_one_line(argv, message, url_file, capsys):
+    argv = [a.replace("{urls}", str(url_file)).replace("{tmp}", str(url_file.parent))
+            for a in argv]
+    assert cli.main(argv, fetcher=text_fetcher(URLS)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_environment_and_config_file_feed_the_settings(url_file, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "conf.toml"
+    config.write_text("max_chars = 60\nformat = 'text'\n")
+    monkeypatch.setenv("PIPELINE_QUIET", "true")
+    out = tmp_path / "out.jsonl"
+    assert run([str(url_file), "-o", str(out), "--config", str(config), "--max-chars", "70"]) == 0
+    assert capsys.readouterr().err == ""
+    assert all(r["format"] == "text" for r in read_records(out) if r["ok"])
+
+
+def test_subcommands_are_dispatched_lazily(monkeypatch, capsys):
+    seen = {}
+    fake = types.SimpleNamespace(search_main=lambda argv: seen.setdefault("search", argv) and 0,
+                                 backends_main=lambda argv: 3)
+    monkeypatch.setitem(sys.modules, "pipeline.cli_search", fake)
+    assert cli.main(["search", "some query", "--limit", "3"]) == 0
+    assert seen["search"] == ["some query", "--limit", "3"]
+    assert cli.main(["backends"]) == 3
+
+
+def test_missing_subcommand_module_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pipeline.mcp_server", None)  # import fails
+    assert cli.main(["mcp"]) == 2
+    assert "'mcp' command is not available" in capsys.readouterr().err
+
+
+def test_a_file_named_like_a_subcommand_is_still_a_url_list(tmp_path, monkeypatch, capsys):
+    (tmp_path / "search").write_text(URLS[0] + "\n")
+    monkeypatch.chdir(tmp_path)
+    assert run(["./search", "-o", "out.jsonl"]) == 0
+    assert [r["url"] for r in read_records(tmp_path / "out.jsonl")] == [URLS[0]]
+
+
+def test_a_config_error_leaves_an_existing_output_alone(url_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"url":"http://example.test/0","index":0}\n')
+    assert run([str(url_file), "-o", str(out), "--handler", "nowhere:thing"]) == 2
+    assert out.read_text() == '{"url":"http://example.test/0","index":0}\n'
+
+
+def test_every_setting_has_a_flag_with_its_default_in_the_help():
+    parser = cli.build_parser()
+    flags = {action.dest: action for action in parser._actions}
+    batch_only = {"search_backend"}  # belongs to the 'search' command's own flags
+    missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
+    assert missing == [], f"add a flag for {missing} in pipeline/cli.py"
+    assert "default: 100000" in flags["max_chars"].help

@@ -1,0 +1,63 @@
+"""Handlers that misbehave on purpose, importable in worker processes as
+``tests.engine.faulty_handlers:<name>`` (the ``--handler`` / ``settings.handlers`` form)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+from pipeline.models import Document
+
+
+class _Faulty:
+    def __init__(self, name: str, action) -> None:
+        self.name = name
+        self.media_types = (f"application/x-test-{name}",)
+        self._action = action
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def handle(self, body: bytes, ctx) -> Document:
+        self._action(body)
+        return Document(content=body.decode())
+
+
+def _raise(body: bytes) -> None:
+    raise ValueError("handler bug")
+
+
+def _sleep(body: bytes) -> None:
+    time.sleep(float(body or b"60"))
+
+
+def _memory(body: bytes) -> None:
+    raise MemoryError
+
+
+crash = _Faulty("crash", _raise)
+hang = _Faulty("hang", _sleep)
+die = _Faulty("die", lambda body: os._exit(3))
+segfault = _Faulty("segfault", lambda body: ctypes.string_at(0))
+memory = _Faulty("memory", _memory)
+slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the body as text
+
+SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
+              for n in ("crash", "hang", "die", "segfault", "memory", "slow"))
+
+
+class Upper:
+    """A well-behaved, picklable handler that no spec names (it travels pickled)."""
+
+    name = "upper"
+    media_types = ("application/x-test-upper",)
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def handle(self, body: bytes, ctx) -> Document:
+        return Document(content=body.decode().upper())
+
+
+upper = Upper()

@@ -1,0 +1,73 @@
+"""JSONL sink and the resume reader."""
+
+from __future__ import annotations
+
+import json
+
+from pipeline.models import ErrorInfo, Record
+from pipeline.sinks import DoneSet, JsonlSink, repair_tail, scan_done
+
+
+def records():
+    yield Record(url="http://example.test/a", index=0, ok=True, content="x\n\"quoted\"")
+    yield Record.failure('http://example.test/"q"\\\u00e9', ErrorInfo(kind="network",
+                                                                     message="m"), index=1)
+    yield Record(url="http://example.test/c", index=7, ok=True, content="y")
+
+
+def test_sink_writes_one_json_line_per_record(tmp_path):
+    out = tmp_path / "out.jsonl"
+    sink = JsonlSink.open(out)
+    for record in records():
+        sink.write(record)
+        # flushed at once: what is written is on disk before the next record
+        assert out.read_bytes().endswith(b"\n")
+    sink.close()
+    lines = out.read_text().splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [0, 1, 7]
+
+
+def test_scan_done_reads_pairs_and_repairs_a_torn_tail(tmp_path):
+    out = tmp_path / "out.jsonl"
+    sink = JsonlSink.open(out)
+    for record in records():
+        sink.write(record)
+    sink.close()
+    with out.open("ab") as handle:
+        handle.write(b'{"url":"http://example.test/torn","index":9,"ok":tr')
+    done, dropped = scan_done(out)
+    assert dropped == len(b'{"url":"http://example.test/torn","index":9,"ok":tr')
+    assert len(done) == 3
+    assert (0, "http://example.test/a") in done
+    assert (1, 'http://example.test/"q"\\\u00e9') in done
+    assert (7, "http://example.test/c") in done
+    assert (9, "http://example.test/torn") not in done
+    assert (0, "http://example.test/other") not in done
+    assert out.read_bytes().endswith(b"\n") and out.read_bytes().count(b"\n") == 3
+
+
+def test_scan_done_accepts_lines_in_another_key_order(tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"index": 4, "url": "http://example.test/z"}\nnot json\n')
+    done, _ = scan_done(out)
+    assert (4, "http://example.test/z") in done and len(done) == 1
+
+
+def test_repair_tail_edge_cases(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"")
+    assert repair_tail(path) == 0
+    path.write_bytes(b"no newline at all" * 10_000)
+    assert repair_tail(path) == 170_000 and path.read_bytes() == b""
+    path.write_bytes(b"a\n" + b"b" * 200_000)  # the last newline is several chunks back
+    assert repair_tail(path) == 200_000 and path.read_bytes() == b"a\n"
+    assert repair_tail(path) == 0
+
+
+def test_done_set_sparse_and_dense():
+    done = DoneSet()
+    done.add(0, "a")
+    done.add(10**9, "far")
+    done.add(0, "a")
+    assert len(done) == 2 and (10**9, "far") in done and (0, "a") in done
+    assert (1, "a") not in done and (10**9 + 1, "far") not in done

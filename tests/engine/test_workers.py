@@ -1,0 +1,97 @@
+"""Handler runners: failures of any kind become 'extract' errors and the pool recovers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from handlers import HandlerContext, registry_for
+from pipeline.errors import PipelineError
+from pipeline.workers import InlineRunner, ProcessRunner
+from tests.engine.faulty_handlers import SPECS
+
+CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return registry_for(SPECS)
+
+
+async def test_process_pool_survives_every_kind_of_failure(registry):
+    text = registry.get("text")
+    async with ProcessRunner(2, timeout=2.0, specs=SPECS) as runner:
+        for name in ("crash", "die", "segfault", "memory"):
+            with pytest.raises(PipelineError) as caught:
+                await runner.run(registry.get(name), b"x", CTX)
+            assert caught.value.kind == "extract", name
+        # Every worker that died was replaced: the pool still answers, on both workers.
+        documents = await asyncio.gather(*(runner.run(text, b"still here", CTX) for _ in range(4)))
+        assert [d.content for d in documents] == ["still here"] * 4
+
+
+async def test_hanging_handler_is_killed_and_others_in_flight_are_kept(registry):
+    async with ProcessRunner(2, timeout=1.0, specs=SPECS) as runner:
+        hung = asyncio.ensure_future(runner.run(registry.get("hang"), b"60", CTX))
+        slow = asyncio.ensure_future(runner.run(registry.get("slow"), b"kept", CTX))
+        assert (await slow).content == "kept"
+        with pytest.raises(PipelineError, match="longer than 1s") as caught:
+            await hung
+        assert caught.value.kind == "extract"
+        after = await runner.run(registry.get("text"), b"fresh worker", CTX)
+        assert after.content == "fresh worker"
+
+
+async def test_dying_worker_does_not_lose_other_documents(registry):
+    async with ProcessRunner(2, timeout=5.0, specs=SPECS) as runner:
+        slow = asyncio.ensure_future(runner.run(registry.get("slow"), b"survivor", CTX))
+        with pytest.raises(PipelineError, match="died") as caught:
+            await runner.run(registry.get("die"), b"", CTX)
+        assert caught.value.kind == "extract"
+        assert (await slow).content == "survivor"
+
+
+async def test_handler_errors_keep_their_kind_across_processes(registry):
+    async with ProcessRunner(1, timeout=5.0) as runner:
+        with pytest.raises(PipelineError) as caught:
+            await runner.run(registry.get("json"), b"{not json", CTX)
+    assert caught.value.kind == "decode"
+
+
+async def test_inline_runner_maps_failures_and_time_limit(registry):
+    runner = InlineRunner(timeout=0.2)
+    with pytest.raises(PipelineError) as caught:
+        await runner.run(registry.get("crash"), b"x", CTX)
+    assert caught.value.kind == "extract" and "ValueError" in caught.value.message
+    with pytest.raises(PipelineError, match="longer than") as caught:
+        await runner.run(registry.get("hang"), b"0.5", CTX)
+    assert caught.value.kind == "extract"
+    assert (await runner.run(registry.get("text"), b"ok", CTX)).content == "ok"
+
+
+async def test_a_cancelled_job_does_not_shrink_the_pool_or_mix_up_replies(registry):
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS) as runner:
+        slow = asyncio.ensure_future(runner.run(registry.get("hang"), b"2", CTX))
+        await asyncio.sleep(0.2)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        document = await runner.run(registry.get("text"), b"next job", CTX)
+        assert document.content == "next job"
+
+
+async def test_workers_that_cannot_load_their_handlers_are_a_config_error():
+    runner = ProcessRunner(1, timeout=5.0)
+    runner.specs = ("tests.engine.faulty_handlers:no_such_handler",)  # only the worker fails
+    with pytest.raises(PipelineError) as caught:
+        async with runner:
+            pass
+    assert caught.value.kind == "config" and "no_such_handler" in caught.value.message
+
+
+async def test_a_handler_the_workers_do_not_know_travels_pickled():
+    from tests.engine.faulty_handlers import upper
+
+    async with ProcessRunner(1, timeout=5.0) as runner:
+        assert (await runner.run(upper, b"shout", CTX)).content == "SHOUT"

@@ -1,0 +1,53 @@
+from handlers.html_dom import parse
+from handlers.html_metadata import clean_byline, extract_metadata
+
+
+def meta_of(html: str, url: str = "https://news.example/a/1"):
+    return extract_metadata(parse(html), url)
+
+
+def test_json_ld_graph_author_dates_and_publisher():
+    html = """<html><head><script type="application/ld+json">
+    {"@context": "https://schema.org", "@graph": [
+      {"@type": "WebSite", "name": "Example News"},
+      {"@type": "NewsArticle", "headline": "Rivers rise after storm",
+       "author": [{"@type": "Person", "name": "Ana Lima"}],
+       "datePublished": "2024-03-01T08:00:00Z", "dateModified": "2024-03-02T09:00:00Z",
+       "publisher": {"@type": "Organization", "name": "Example News"}}]}
+    </script><title>Rivers rise after storm | Example News</title></head>
+    <body><h1>Rivers rise after storm</h1></body></html>"""
+    title, meta = meta_of(html)
+    assert title == "Rivers rise after storm"
+    assert meta["byline"] == "Ana Lima"
+    assert meta["published"] == "2024-03-01T08:00:00Z"
+    assert meta["modified"] == "2024-03-02T09:00:00Z"
+    assert meta["site_name"] == "Example News"
+
+
+def test_visible_byline_and_time_element_when_no_declared_author():
+    html = """<html lang="pt-BR"><head><title>Chuva forte - Jornal</title>
+    <meta property="og:image" content="/img/a.jpg"></head><body>
+    <h1>Chuva forte</h1><div class="article-byline">Por Maria Souza | Publicado 3 mar 2024</div>
+    <time datetime="2024-03-03">3 mar</time></body></html>"""
+    title, meta = meta_of(html)
+    assert title == "Chuva forte"
+    assert meta["byline"] == "Maria Souza"
+    assert meta["published"] == "2024-03-03"
+    assert meta["lang"] == "pt-BR"
+    assert meta["image"] == "https://news.example/img/a.jpg"
+    assert "description" not in meta  # absent keys are omitted
+
+
+def test_site_heading_is_not_the_title():
+    html = """<html><head><title>The Daily Site</title>
+    <meta property="og:title" content="Council approves new budget">
+    <meta property="og:site_name" content="The Daily Site"></head>
+    <body><h1>The Daily Site</h1><h2>Council approves new budget</h2></body></html>"""
+    title, _ = meta_of(html)
+    assert title == "Council approves new budget"
+
+
+def test_clean_byline():
+    assert clean_byline("By JANE DOE, AP Writer") == "JANE DOE, AP Writer"
+    assert clean_byline("by Jeff FoustMonday, November 18, 2019") == "Jeff Foust"
+    assert clean_byline("Jose AltoverosView More Articles") == "Jose Altoveros"
