@@ -35,23 +35,25 @@ def _children_cpu() -> float:
 
 
 class _TreeSampler(threading.Thread):
-    """Samples RSS and CPU of a process tree until told to stop."""
+    """Samples RSS and CPU of a process tree until told to stop.
 
-    def __init__(self, pid: int, interval: float) -> None:
+    Finding the descendants scans every process of the machine, so the tree is refreshed
+    only every ``refresh_every`` samples; the processes already known are sampled each time.
+    """
+
+    def __init__(self, pid: int, interval: float, refresh_every: int = 5) -> None:
         super().__init__(daemon=True)
         self.root = psutil.Process(pid)
         self.interval = interval
+        self.refresh_every = refresh_every
+        self.tree: list[psutil.Process] = [self.root]
         self.peak_rss = 0
         self.cpu_by_pid: dict[int, float] = {}
         self.halt = threading.Event()
 
     def sample(self) -> None:
-        try:
-            tree = [self.root, *self.root.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return
         rss = 0
-        for proc in tree:
+        for proc in self.tree:
             try:
                 with proc.oneshot():
                     rss += proc.memory_info().rss
@@ -62,7 +64,14 @@ class _TreeSampler(threading.Thread):
         self.peak_rss = max(self.peak_rss, rss)
 
     def run(self) -> None:
+        ticks = 0
         while not self.halt.wait(self.interval):
+            if ticks % self.refresh_every == 0:
+                try:
+                    self.tree = [self.root, *self.root.children(recursive=True)]
+                except psutil.NoSuchProcess:
+                    return
+            ticks += 1
             self.sample()
 
 
