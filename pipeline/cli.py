@@ -23,6 +23,7 @@ from pipeline.errors import PipelineError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.models import Record
+from pipeline.providers.batch import batch_extract
 from pipeline.settings import Settings, load_settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.workers import ProcessRunner
@@ -244,9 +245,9 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
         stop = asyncio.Event()
-        async with NativeExtractor(settings, fetcher=fetcher, runner=runner,
-                                   registry=registry) as extractor:
-            engine = BatchEngine(settings, extractor.extract_one, sink.write, done=done,
+        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
+        async with batch_extract(settings, native) as extract:
+            engine = BatchEngine(settings, extract, sink.write, done=done,
                                  on_record=progress.update)
             undo = _install_stop(stop)
             try:

@@ -75,6 +75,10 @@ class Settings(BaseModel):
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
     instruction: str | None = None
+    provider_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
+        "file; the environment wins")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
                      mode="before")

@@ -17,6 +17,7 @@ _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 # followed by whitespace (or directly by text for CJK).
 _SENTENCE = re.compile(r"(?:[.!?…](?:[\"'”’)\]]*)(?=\s)|[。！？](?:[」』”’）)]*))")
 _SPACE = re.compile(r"\s")
+_LOOKAHEAD = 64
 
 
 class Cut(NamedTuple):
@@ -32,7 +33,8 @@ def find_cut(text: str, budget: int) -> Cut:
         return Cut(len(text), "none")
     if budget <= 0:
         return Cut(0, "hard")
-    window = text[: budget + 1]  # a boundary right after the last kept char still counts
+    # A boundary starting right after the last kept char still counts, so look a little past.
+    window = text[: budget + _LOOKAHEAD]
     last_para = None
     for match in _PARAGRAPH.finditer(window):
         if match.start() <= budget:

@@ -1,8 +1,10 @@
 """Provider ports: search and extract capabilities behind one small contract each.
 
-A vendor module implements one or both protocols and registers a factory
-(``Settings -> provider``) in ``pipeline.providers.registry``. Providers receive validated
-options and may return untrusted data: the kernel (``pipeline.web``) re-validates it.
+A vendor module implements one or both protocols and registers a ``ProviderSpec`` (a
+factory ``(settings, env) -> provider``) in ``pipeline.providers.registry``. Providers receive
+validated options and may return untrusted data: the kernel (``pipeline.web``) re-validates
+it. A provider whose capabilities need different setup may add
+``configured_for(capability) -> bool`` (Jina: the reader works without a key, search not).
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ class SearchOptions(BaseModel):
 
 
 class SearchPage(BaseModel):
-    """A provider's raw answer: rows as dicts (re-validated by the kernel) and warnings."""
+    """A provider's raw answer: rows as the vendor gave them, mapped to dicts with the
+    :class:`~pipeline.models.SearchResult` keys where possible (anything else is kept, so the
+    kernel's re-validation can fail the search closed), and warnings."""
 
-    rows: list[dict[str, Any]] = Field(default_factory=list)
+    rows: list[Any] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
 

@@ -1,0 +1,172 @@
+"""``python -m pipeline search`` and ``python -m pipeline backends``.
+
+``search`` prints a readable list on a terminal and one JSON object per result otherwise
+(or with ``--json``); a failure goes to stderr with exit status 1, a usage error exits 2.
+``backends`` shows every provider, what it can do, whether it is configured, and which
+provider each capability resolves to and why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import TextIO, get_args
+
+from pipeline.errors import PipelineError
+from pipeline.providers.base import TimeRange
+from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
+from pipeline.settings import Settings, load_settings
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit status 2 without killing the caller
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def _search_parser() -> _Parser:
+    parser = _Parser(prog="python -m pipeline search", description="Search the web.")
+    parser.add_argument("query", nargs="+", help="what to search for")
+    parser.add_argument("--backend", help="provider name, or a comma-separated failover chain")
+    parser.add_argument("--max-results", type=int, metavar="N", help="1..100 (clamped)")
+    parser.add_argument("--time-range", choices=get_args(TimeRange))
+    parser.add_argument("--include-domain", action="append", default=[], metavar="DOMAIN")
+    parser.add_argument("--exclude-domain", action="append", default=[], metavar="DOMAIN")
+    parser.add_argument("--language", help="e.g. en, pt-BR")
+    parser.add_argument("--region", help="country code, e.g. us")
+    parser.add_argument("--json", action="store_true", help="one JSON object per result")
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file")
+    return parser
+
+
+def _parse(parser: _Parser, argv: Sequence[str]) -> argparse.Namespace | int:
+    try:
+        return parser.parse_args(list(argv))
+    except _UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
+def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
+    """Run ``search``; returns the exit status."""
+    from pipeline.web import web_search
+
+    out = stdout or sys.stdout
+    args = _parse(_search_parser(), argv)
+    if isinstance(args, int):
+        return args
+    try:
+        settings = load_settings(config_file=args.config)
+    except PipelineError as exc:
+        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
+        return 1
+    backend = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend \
+        else None
+    response = asyncio.run(web_search(
+        " ".join(args.query), max_results=args.max_results, time_range=args.time_range,
+        include_domains=args.include_domain, exclude_domains=args.exclude_domain,
+        language=args.language, region=args.region, backend=backend, settings=settings))
+    for warning in response.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if not response.ok:
+        error = response.error
+        print(f"error: {error.kind}: {error.message}", file=sys.stderr)
+        return 1
+    if args.json or not out.isatty():
+        for row in response.results:
+            out.write(json.dumps({**row.model_dump(), "provider": response.provider},
+                                 ensure_ascii=False) + "\n")
+    else:
+        _print_table(response, out)
+    return 0
+
+
+def _print_table(response, out: TextIO) -> None:
+    try:
+        width = max(40, min(os.get_terminal_size(out.fileno()).columns, 120))
+    except (OSError, ValueError, AttributeError):  # not a real terminal
+        width = 100
+    if not response.results:
+        out.write(f"No results ({response.provider}).\n")
+        return
+    for row in response.results:
+        out.write(f"{row.position:>3}. {row.title}\n     {row.url}\n")
+        for line in textwrap.wrap(row.snippet, width - 5)[:3]:
+            out.write(f"     {line}\n")
+        out.write("\n")
+    out.write(f"{len(response.results)} results from {response.provider}\n")
+
+
+def _backends_parser() -> _Parser:
+    parser = _Parser(prog="python -m pipeline backends",
+                     description="List providers and the selection for each capability.")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file")
+    return parser
+
+
+def describe_backends(settings: Settings, registry: Registry | None = None) -> dict:
+    """Every provider with its capabilities and configuration, and each capability's
+    resolution (or the configuration error that prevents one)."""
+    registry = registry or default_registry()
+    providers = []
+    for spec in registry.specs():
+        configured = {cap: registry.is_configured(spec.name, settings, capability=cap)
+                      for cap in CAPABILITIES if cap in spec.capabilities}
+        providers.append({"name": spec.name,
+                          "capabilities": sorted(spec.capabilities),
+                          "configured": configured, "how": spec.hint})
+    selection = {}
+    for cap in CAPABILITIES:
+        try:
+            resolution = registry.resolve(cap, settings)
+            selection[cap] = {"chain": resolution.chain, "reason": resolution.reason,
+                              "warnings": resolution.warnings}
+        except PipelineError as exc:
+            selection[cap] = {"error": f"{exc.kind}: {exc.message}"}
+    return {"providers": providers, "selection": selection}
+
+
+def backends_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
+    """Run ``backends``; returns the exit status (1 when a capability cannot resolve)."""
+    out = stdout or sys.stdout
+    args = _parse(_backends_parser(), argv)
+    if isinstance(args, int):
+        return args
+    try:
+        settings = load_settings(config_file=args.config)
+    except PipelineError as exc:
+        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
+        return 1
+    report = describe_backends(settings)
+    failed = any("error" in s for s in report["selection"].values())
+    if args.json:
+        out.write(json.dumps(report) + "\n")
+        return 1 if failed else 0
+    out.write(f"{'provider':<12}{'search':<10}{'extract':<10}how to configure\n")
+    for p in report["providers"]:
+        cells = []
+        for cap in CAPABILITIES:
+            state = p["configured"].get(cap)
+            cells.append("-" if state is None else ("ready" if state else "no"))
+        out.write(f"{p['name']:<12}{cells[0]:<10}{cells[1]:<10}{p['how']}\n")
+    out.write("\n")
+    for cap, chosen in report["selection"].items():
+        if "error" in chosen:
+            out.write(f"{cap:<8} ✗ {chosen['error']}\n")
+            continue
+        out.write(f"{cap:<8} → {' → '.join(chosen['chain'])}  ({chosen['reason']})\n")
+        for warning in chosen["warnings"]:
+            out.write(f"         warning: {warning}\n")
+    return 1 if failed else 0

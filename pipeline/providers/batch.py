@@ -1,0 +1,66 @@
+"""The batch command's view of providers and the compressor: one ``extract(url) -> Record``
+callable for :class:`pipeline.engine.BatchEngine`, honouring ``--extract-backend`` /
+``backend`` (with failover) and ``--compress``.
+
+When the selection is just our own pipeline and nothing is compressed, the engine gets the
+native extractor's own ``extract_one`` (no extra layer on the hot path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from pipeline.errors import PipelineError
+from pipeline.fetch.policy import NetworkPolicy
+from pipeline.models import Record
+from pipeline.providers.base import ExtractOptions
+from pipeline.providers.chain import one_url_extract, open_extractor
+from pipeline.providers.registry import EXTRACT, ProviderSpec, Registry, default_registry
+from pipeline.settings import Settings
+
+Extract = Callable[[str], Awaitable[Record]]
+
+
+def _with_native(native: Any, registry: Registry | None) -> Registry:
+    """A copy of ``registry`` whose ``native`` entry is the caller's configured instance
+    (process-pool runner, injected fetcher)."""
+    base = registry or default_registry()
+    copy = Registry(base.specs(), defaults=base.defaults, auto_detect=base.auto_detect)
+    copy.register(ProviderSpec("native", EXTRACT, lambda settings, env: native,
+                               hint="no key needed (our own pipeline)"))
+    return copy
+
+
+@contextlib.asynccontextmanager
+async def batch_extract(settings: Settings, native: Any, *,
+                        registry: Registry | None = None) -> AsyncIterator[Extract]:
+    """Open everything the batch needs and yield its ``extract(url)``; closes it all on exit.
+
+    Raises ``PipelineError('config')`` before any work for an unknown/incapable provider name
+    or for ``compress`` without a configured compressor.
+    """
+    from pipeline.compress import compressing, compressor_from_env
+
+    async with contextlib.AsyncExitStack() as stack:
+        extract: Extract
+        compressor = None
+        if settings.compress:
+            compressor = compressor_from_env(settings)
+            if compressor is None:
+                raise PipelineError("config", "--compress needs a compressor model: set "
+                                    "PIPELINE_COMPRESS_MODEL (and its base URL/key)")
+            await stack.enter_async_context(compressor)
+        extractor = open_extractor(settings, registry=_with_native(native, registry))
+        if extractor.chain.names == ["native"]:
+            extract = (await stack.enter_async_context(native)).extract_one
+        else:
+            if not settings.quiet:  # pages going to a vendor may cost money: say so
+                print(f"extract-pipeline: extracting with {' → '.join(extractor.chain.names)}",
+                      file=sys.stderr)
+            await stack.enter_async_context(extractor)
+            options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
+            extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
+        yield compressing(extract, compressor, settings) if compressor is not None else extract

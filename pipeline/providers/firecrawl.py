@@ -1,0 +1,95 @@
+"""Firecrawl: ``POST {FIRECRAWL_API_URL}/v2/search`` and ``/v2/scrape`` with a Bearer key
+(optional for a self-hosted instance; ``FIRECRAWL_API_VERSION=v1`` for older ones).
+
+Search takes ``query``, ``limit`` and ``tbs`` (``qdr:d``/``w``/``m``/``y``) and answers
+``data.web`` (v2; v1: ``data``) rows with ``url``, ``title``, ``description``. Scrape takes
+one ``url`` with ``formats: ["markdown"]`` and answers ``data.markdown`` and
+``data.metadata`` (``title``, ``sourceURL``, ``url``, ``statusCode``, ``contentType``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pipeline.models import Record
+from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.providers.common import (
+    dig,
+    per_url,
+    rename_rows,
+    results_list,
+    site_query,
+    vendor_record,
+)
+from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
+from pipeline.settings import Settings
+
+DEFAULT_BASE_URL = "https://api.firecrawl.dev"
+MAX_LIMIT = 100
+SCRAPE_CONCURRENCY = 4
+_TBS = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
+
+
+class FirecrawlProvider(HttpProvider):
+    name = "firecrawl"
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        super().__init__(settings, env, **client_options)
+        self.custom_url = env_value(env, "FIRECRAWL_API_URL")
+        self.base_url = self.custom_url or DEFAULT_BASE_URL
+        self.version = env_value(env, "FIRECRAWL_API_VERSION") or "v2"
+        self.key = env_value(env, "FIRECRAWL_API_KEY")
+
+    def is_configured(self) -> bool:
+        return bool(self.key or self.custom_url)
+
+    def _headers(self) -> dict[str, str] | None:
+        return {"Authorization": f"Bearer {self.key}"} if self.key else None
+
+    def _url(self, endpoint: str) -> str:
+        return join_url(self.base_url, f"/{self.version}/{endpoint}")
+
+    async def search(self, query: str, options: SearchOptions) -> SearchPage:
+        body: dict[str, Any] = {
+            "query": site_query(query, options.include_domains, options.exclude_domains)}
+        if options.max_results:
+            body["limit"] = min(options.max_results, MAX_LIMIT)
+        if options.time_range:
+            body["tbs"] = _TBS[options.time_range]
+        if options.region:
+            body["country"] = options.region[:2].upper()
+        warnings = ["language is not supported; ignored"] if options.language else []
+        data = await self.http.request_json("POST", self._url("search"), json_body=body,
+                                            headers=self._headers())
+        if dig(data, "success") is False:
+            raise VendorError(self.name, str(dig(data, "error") or "search failed"), fatal=True)
+        found = dig(data, "data")
+        rows = results_list(self.name, data, "data") if isinstance(found, list) or found is None \
+            else results_list(self.name, data, "data", "web")
+        return SearchPage(rows=rename_rows(rows, title="title", url="url", snippet="description"),
+                          warnings=warnings)
+
+    async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
+        return await per_url(urls, lambda url: self._scrape(url, options), self.name,
+                             limit=SCRAPE_CONCURRENCY)
+
+    async def _scrape(self, url: str, options: ExtractOptions) -> Record:
+        data = await self.http.request_json(
+            "POST", self._url("scrape"), headers=self._headers(),
+            json_body={"url": url, "formats": ["markdown"], "onlyMainContent": True})
+        if dig(data, "success") is False:
+            raise VendorError(self.name, str(dig(data, "error") or "scrape failed"))
+        page = dig(data, "data")
+        meta = dig(page, "metadata") or {}
+        if not isinstance(meta, dict):
+            meta = {}
+        status = meta.get("statusCode")
+        if isinstance(status, int) and status >= 400:
+            raise VendorError(self.name, f"the page answered HTTP {status}")
+        return vendor_record(
+            url, self.name, options, self.policy, content=dig(page, "markdown"), fmt="markdown",
+            final_url=meta.get("url") or meta.get("sourceURL"), title=meta.get("title"),
+            status=status, content_type=meta.get("contentType"),
+            metadata={"description": meta.get("description"), "lang": meta.get("language"),
+                      "published": meta.get("publishedTime")})

@@ -1,0 +1,201 @@
+"""The one HTTP client every vendor provider uses: JSON (or text) requests over aiohttp with
+timeouts, a body cap, tenacity retries honouring ``Retry-After``, and error mapping.
+
+Every failure becomes :class:`VendorError` (a ``PipelineError('provider')``) whose message
+names the vendor and the cause. Vendor endpoints are configured by the user, so they are
+deliberately NOT subject to the URL-safety policy (a SearXNG on ``http://localhost:8080``
+must work); the pages vendors report back are checked in :mod:`pipeline.providers.common`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
+from pipeline.settings import Settings
+
+MAX_VENDOR_BODY = 64 * 1024 * 1024  # vendor answers hold many pages at most; never unbounded
+_AUTH_STATUSES = frozenset({401, 403})
+
+
+class VendorError(PipelineError):
+    """A failed vendor call. ``fatal`` marks failures of the whole provider (bad key, no
+    credit) as opposed to one URL; ``retry_after`` carries the server's hint."""
+
+    def __init__(self, vendor: str, cause: str, *, retryable: bool = False,
+                 retry_after: float | None = None, status: int | None = None,
+                 fatal: bool = False) -> None:
+        super().__init__("provider", f"{vendor}: {cause}", retryable=retryable)
+        self.retry_after = retry_after
+        self.status = status
+        self.fatal = fatal
+
+
+def join_url(base: str, path: str) -> str:
+    """``scheme://host[:port][/prefix]`` + ``/vendor/path``, with exactly one slash between."""
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+def env_value(env: Mapping[str, str], *names: str) -> str | None:
+    """The first non-blank value among ``names`` (vendors sometimes have two spellings)."""
+    for name in names:
+        value = (env.get(name) or "").strip()
+        if value:
+            return value
+    return None
+
+
+def _vendor_detail(body: bytes) -> str:
+    """A short reason from an error body, if the vendor sent a JSON one."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail", "msg"):
+            value = data.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("detail")
+            if isinstance(value, str) and value.strip():
+                return sanitize_message(value, 120)
+    return ""
+
+
+class VendorClient:
+    """An aiohttp session for one vendor, created lazily, closed by :meth:`aclose`.
+
+    ``status_causes`` lets a vendor explain a status its own way (SearXNG's 403). ``sleep``
+    is injectable so tests can see the waits without waiting. ``total_timeout`` overrides
+    the settings' per-request deadline (model calls take longer than page fetches).
+    """
+
+    def __init__(self, vendor: str, settings: Settings, *,
+                 status_causes: Mapping[int, str] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 max_body: int = MAX_VENDOR_BODY, total_timeout: float | None = None) -> None:
+        self.vendor = vendor
+        self.total_timeout = total_timeout or settings.timeout
+        self.settings = settings
+        self.status_causes = dict(status_causes or {})
+        self.max_body = max_body
+        self._sleep = sleep
+        self._session: aiohttp.ClientSession | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            s = self.settings
+            timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=s.connect_timeout,
+                                            sock_read=s.read_timeout)
+            self._session = aiohttp.ClientSession(
+                timeout=timeout, headers={"User-Agent": s.user_agent})
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def request_json(self, method: str, url: str, **kwargs: Any) -> Any:
+        """Send a request and parse a JSON body; see :meth:`request` for the arguments."""
+        body = await self.request(method, url, **kwargs)
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            raise VendorError(self.vendor, "unparseable response (not JSON)") from exc
+
+    async def request(self, method: str, url: str, *, params: Mapping[str, Any] | None = None,
+                      json_body: Any = None, data: Mapping[str, str] | None = None,
+                      headers: Mapping[str, str] | None = None) -> bytes:
+        """Send with retries (transient statuses, timeouts, network errors); return the body
+        of a 2xx answer or raise :class:`VendorError`."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.retries + 1),
+            wait=wait_retry_after_or_backoff(initial=0.25, maximum=4.0),
+            retry=retry_if_exception(lambda e: isinstance(e, VendorError) and e.retryable),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._once(method, url, params=params, json_body=json_body,
+                                        data=data, headers=headers)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True always exits
+
+    async def _once(self, method: str, url: str, *, params, json_body, data, headers) -> bytes:
+        session = self._get_session()
+        try:
+            async with session.request(method, url, params=params, json=json_body, data=data,
+                                       headers=headers, allow_redirects=True) as resp:
+                body = await self._read_capped(resp)
+                if 200 <= resp.status < 300:
+                    return body
+                raise self._status_error(resp.status, resp.headers.get("Retry-After"), body)
+        except VendorError:
+            raise
+        except asyncio.TimeoutError as exc:
+            raise VendorError(self.vendor, "timed out", retryable=True) from exc
+        except aiohttp.InvalidURL as exc:
+            raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
+                              fatal=True) from exc
+        except aiohttp.ClientError as exc:
+            cause = sanitize_message(str(exc) or type(exc).__name__, 120)
+            raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc
+
+    async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.content.iter_chunked(64 * 1024):
+            size += len(chunk)
+            if size > self.max_body:
+                raise VendorError(self.vendor, f"response larger than {self.max_body} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _status_error(self, status: int, retry_after: str | None, body: bytes) -> VendorError:
+        detail = _vendor_detail(body)
+        suffix = f" ({detail})" if detail else ""
+        if status in self.status_causes:
+            return VendorError(self.vendor, f"{self.status_causes[status]} (HTTP {status})",
+                               status=status, fatal=True)
+        if status in _AUTH_STATUSES:
+            return VendorError(self.vendor, f"invalid or expired key (HTTP {status}){suffix}",
+                               status=status, fatal=True)
+        if status == 402:
+            return VendorError(self.vendor, f"payment required (HTTP 402){suffix}",
+                               status=status, fatal=True)
+        hint = parse_retry_after(retry_after, cap=self.settings.retry_after_cap)
+        if status == 429:
+            return VendorError(self.vendor, f"rate limited (HTTP 429){suffix}", retryable=True,
+                               retry_after=hint, status=status)
+        retryable = status in RETRYABLE_STATUSES
+        return VendorError(self.vendor, f"HTTP {status}{suffix}", retryable=retryable,
+                           retry_after=hint if retryable else None, status=status)
+
+
+class HttpProvider:
+    """Base of the vendor providers: owns a :class:`VendorClient`; an async context manager."""
+
+    name: str = "vendor"
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        self.settings = settings
+        self.env = env
+        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
+        self.http = VendorClient(self.name, settings, **client_options)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.http.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

@@ -1,0 +1,96 @@
+"""``search`` and ``backends`` commands, against a local SearXNG stand-in."""
+
+import asyncio
+import io
+import json
+
+import pytest
+
+from pipeline.cli_search import backends_main, search_main
+from tests.scripted_server import reply_json, reply_text
+
+ANSWER = {"query": "q", "results": [
+    {"url": "https://a.example/", "title": "A", "content": "first", "score": 2.0},
+    {"url": "https://b.example/", "title": "B", "content": "second"}]}
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    for name in ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY",
+                 "FIRECRAWL_API_KEY", "FIRECRAWL_API_URL", "JINA_API_KEY", "SEARXNG_URL",
+                 "PIPELINE_BACKEND", "PIPELINE_SEARCH_BACKEND", "PIPELINE_EXTRACT_BACKEND",
+                 "PIPELINE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+async def run(main, argv, out=None):
+    out = out if out is not None else io.StringIO()
+    code = await asyncio.to_thread(main, argv, stdout=out)
+    return code, out.getvalue()
+
+
+async def test_search_json_lines_when_not_a_tty(server, monkeypatch):
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    server.route("GET", "/search", reply_json(ANSWER))
+    code, out = await run(search_main, ["open", "source", "--backend", "searxng",
+                                        "--max-results", "9999", "--time-range", "week"])
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["position"] for r in rows] == [1, 2]
+    assert rows[0] == {"title": "A", "url": "https://a.example/", "snippet": "first",
+                       "position": 1, "score": 2.0, "published": None, "provider": "searxng"}
+    assert server.requests[0].query["q"] == "open source"
+
+
+async def test_search_table_on_a_tty(server, monkeypatch):
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    server.route("GET", "/search", reply_json(ANSWER))
+    code, out = await run(search_main, ["q", "--backend", "searxng"], Tty())
+    assert code == 0
+    assert "  1. A\n     https://a.example/\n     first" in out
+    assert "2 results from searxng" in out
+
+
+async def test_search_failure_exits_1_with_error_on_stderr(server, monkeypatch, capsys):
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    server.route("GET", "/search", reply_text("nope", status=403))
+    code, out = await run(search_main, ["q", "--backend", "searxng"])
+    assert code == 1 and out == ""
+    assert "error: provider: searxng:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [[], ["q", "--max-results", "many"],
+                                  ["q", "--time-range", "decade"]])
+def test_search_usage_errors_exit_2(argv, capsys):
+    assert search_main(argv) == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_search_invalid_request_exits_1(capsys):
+    assert search_main(["q", "--include-domain", "not a domain", "--backend", "duckduckgo"]) == 1
+    assert "invalid_request" in capsys.readouterr().err
+
+
+def test_backends_table(monkeypatch):
+    monkeypatch.setenv("BRAVE_API_KEY", "k")
+    out = io.StringIO()
+    assert backends_main([], stdout=out) == 0
+    text = out.getvalue()
+    assert "brave       ready" in text
+    assert "search   → brave → duckduckgo  (auto-detected from BRAVE_API_KEY)" in text
+    assert "extract  → native  (zero-key default)" in text
+
+
+def test_backends_json_and_config_error(monkeypatch):
+    monkeypatch.setenv("PIPELINE_EXTRACT_BACKEND", "brave")
+    out = io.StringIO()
+    assert backends_main(["--json"], stdout=out) == 1
+    report = json.loads(out.getvalue())
+    assert {p["name"] for p in report["providers"]} >= {"duckduckgo", "native", "jina"}
+    assert report["selection"]["search"]["chain"] == ["duckduckgo"]
+    assert "cannot extract" in report["selection"]["extract"]["error"]
