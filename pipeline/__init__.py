@@ -1,5 +1,7 @@
 """extract-pipeline: URLs in, clean bounded LLM-ready text out."""
 
+from typing import TYPE_CHECKING, Any
+
 from pipeline.models import (
     Document,
     ErrorInfo,
@@ -12,21 +14,45 @@ from pipeline.settings import Settings, load_settings
 
 __version__ = "0.1.0"
 
-# The kernel is imported on first use so that ``import pipeline`` stays light (no aiohttp).
-_LAZY = {name: "pipeline.web" for name in
-         ("web_search", "web_extract", "web_search_sync", "web_extract_sync", "SearchArgs",
-          "ExtractArgs")}
+# Loaded on first use so `import pipeline` stays fast: the kernel pulls in aiohttp and the
+# providers, the tools module pydantic schema machinery.
+_LAZY = {
+    "web_search": "pipeline.web",
+    "web_extract": "pipeline.web",
+    "web_search_sync": "pipeline.web",
+    "web_extract_sync": "pipeline.web",
+    "render": "pipeline.rendering",
+    "tool_definitions": "pipeline.tools",
+    "SearchArgs": "pipeline.web",
+    "ExtractArgs": "pipeline.web",
+}
+
+if TYPE_CHECKING:
+    from pipeline.rendering import render
+    from pipeline.tools import tool_definitions
+    from pipeline.web import (
+        ExtractArgs,
+        SearchArgs,
+        web_extract,
+        web_extract_sync,
+        web_search,
+        web_search_sync,
+    )
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-    import importlib
+    from importlib import import_module
 
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 
 __all__ = [
@@ -41,6 +67,8 @@ __all__ = [
     "Settings",
     "__version__",
     "load_settings",
+    "render",
+    "tool_definitions",
     "web_extract",
     "web_extract_sync",
     "web_search",

@@ -57,6 +57,9 @@ _HELP = {
     "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
     "max_redirects": "redirects followed per URL",
     "backend": "provider chain shared by search and extract",
+    "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
+    "(library and MCP server: default the user cache directory)",
+    "cache": "library and MCP server: do not keep full texts in the on-disk cache",
 }
 
 
@@ -90,6 +93,9 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
     ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+    ("--cache", "cache_dir", {"metavar": "DIR"}),
+    ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
+    ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
 )
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
@@ -104,6 +110,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--compress", "compress", True),
+    ("--no-cache", "cache", False),
 )
 
 
@@ -120,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write records here (default: stdout)")
     parser.add_argument("--resume", action="store_true",
                         help="skip URLs already recorded in OUT (needs -o), append the rest")
+    add_settings_arguments(parser)
+    return parser
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``); read them back with
+    :func:`settings_from_args`."""
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     for flag, name, keywords in _VALUED:
         parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
@@ -127,10 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
                             help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
-        help_text = _HELP["head"] if name == "head" else _default(name)
+        help_text = _HELP[name] if name in ("head", "cache") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)
-    return parser
 
 
 def _dispatch(name: str, argv: list[str]) -> int:
@@ -256,7 +269,8 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                 undo()
 
 
-def _settings_from(args: argparse.Namespace) -> Settings:
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from parsed flags > environment > config file."""
     overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
     return load_settings(overrides, config_file=args.config)
 
@@ -273,7 +287,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             raise UsageError("--resume needs -o OUT.jsonl (the output to resume)")
         if args.urls != "-" and not os.path.exists(args.urls):
             raise UsageError(f"no such file: {args.urls}")
-        settings = _settings_from(args)
+        settings = settings_from_args(args)
         summary = asyncio.run(run_batch(args, settings, fetcher=fetcher))
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -80,6 +80,12 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    # --- full-text cache (see pipeline.cache)
+    cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
+    cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")
+    cache_ttl: float = Field(86_400.0, ge=0, description="seconds a cached page stays fresh")
+    cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
+
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
                      mode="before")
     @classmethod

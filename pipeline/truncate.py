@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-MARKER = "... [truncated]"
+MARKER = " ... [truncated]"  # a space keeps it off the last word or full stop
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 # A sentence ends at . ! ? … or CJK full stops, optionally closed by quotes/brackets,

@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
 )
 
+from pipeline.cache import cache_for
 from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.models import (
@@ -37,6 +38,7 @@ from pipeline.models import (
     SearchResponse,
     SearchResult,
 )
+from pipeline.paging import read_windows, text_identity
 from pipeline.providers.base import ExtractOptions, SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
 from pipeline.providers.common import check_page_url, check_url
@@ -105,6 +107,8 @@ class ExtractArgs(BaseModel):
                                   "configured compressor model")
     instruction: str | None = Field(None, max_length=2_000,
                                     description="what the summary should focus on")
+    offset: int = Field(0, ge=0, description="where to start reading each page: the offset "
+                        "a cut page gave (its next_offset); 0 reads from the start")
 
     @field_validator("urls", mode="before")
     @classmethod
@@ -220,15 +224,18 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
                       max_chars: int | None = None,
                       backend: str | Sequence[str] | Any | None = None,
                       compress: bool | None = None, instruction: str | None = None,
-                      settings: Settings | None = None, registry: Registry | None = None,
+                      offset: int = 0, settings: Settings | None = None,
+                      registry: Registry | None = None,
                       compressor: Any = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order. ``backend`` as in :func:`web_search`;
-    ``compressor`` injects a :class:`~pipeline.compress.Compressor`. Never raises for
-    failures: a bad request gives ``ok=False`` and no records; a provider chain that fails
-    entirely gives ``ok=False`` and one failed record per URL."""
+    ``compressor`` injects a :class:`~pipeline.compress.Compressor`. A cut page has a
+    ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
+    (:mod:`pipeline.cache`) without fetching again. Never raises for failures: a bad
+    request gives ``ok=False`` and no records; a provider chain that fails entirely gives
+    ``ok=False`` and one failed record per URL."""
     try:
         args = ExtractArgs(urls=urls, format=format, max_chars=max_chars, compress=compress,
-                           instruction=instruction)
+                           instruction=instruction, offset=offset)
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
             kind="invalid_request", message=sanitize_message(_describe(exc))))
@@ -252,13 +259,19 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
             async with extractor:
                 warnings.extend(extractor.chain.warnings)
                 try:
-                    records = await extractor.extract(targets, options, warnings)
+                    records = await read_windows(
+                        lambda batch, full: extractor.extract(batch, full, warnings),
+                        targets, options, offset=args.offset,
+                        # a caller's own provider object is opaque: its texts are not cached
+                        cache=cache_for(settings if extractor.chain.owned
+                                        else settings.model_copy(update={"cache": False})),
+                        identity=text_identity(settings, extractor.chain.names))
                 except PipelineError as exc:
                     failed = [by_url.get(url) or Record.failure(url, exc.to_info())
                               for url in args.urls]
                     return ExtractResponse(ok=False, records=failed, warnings=warnings,
                                            error=exc.to_info())
-            served_by = extractor.served_by
+            served_by = extractor.served_by or "cache"
             want = args.compress if args.compress is not None else settings.compress
             if want:
                 from pipeline.compress import compress_records

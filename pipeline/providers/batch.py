@@ -1,6 +1,6 @@
 """The batch command's view of providers and the compressor: one ``extract(url) -> Record``
 callable for :class:`pipeline.engine.BatchEngine`, honouring ``--extract-backend`` /
-``backend`` (with failover) and ``--compress``.
+``backend`` (with failover), ``--cache DIR`` and ``--compress``.
 
 When the selection is just our own pipeline and nothing is compressed, the engine gets the
 native extractor's own ``extract_one`` (no extra layer on the hot path).
@@ -9,13 +9,16 @@ native extractor's own ``extract_one`` (no extra layer on the hot path).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from pipeline.cache import cache_for
 from pipeline.errors import PipelineError
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.models import Record
+from pipeline.paging import FULL_TEXT_CHARS, cached_extract
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import one_url_extract, open_extractor
 from pipeline.providers.registry import EXTRACT, ProviderSpec, Registry, default_registry
@@ -54,13 +57,20 @@ async def batch_extract(settings: Settings, native: Any, *,
                                     "PIPELINE_COMPRESS_MODEL (and its base URL/key)")
             await stack.enter_async_context(compressor)
         extractor = open_extractor(settings, registry=_with_native(native, registry))
+        cache = cache_for(settings, batch=True)
+        # --cache DIR keeps whole pages, so a later run can cut them to its own budget
+        budget = FULL_TEXT_CHARS if cache.enabled else settings.max_chars
         if extractor.chain.names == ["native"]:
-            extract = (await stack.enter_async_context(native)).extract_one
+            opened = await stack.enter_async_context(native)
+            extract = (functools.partial(opened.extract_one, max_chars=budget)
+                       if cache.enabled else opened.extract_one)
         else:
             if not settings.quiet:  # pages going to a vendor may cost money: say so
                 print(f"extract-pipeline: extracting with {' → '.join(extractor.chain.names)}",
                       file=sys.stderr)
             await stack.enter_async_context(extractor)
-            options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
+            options = ExtractOptions(format=settings.format, max_chars=budget)
             extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
+        if cache.enabled:
+            extract = cached_extract(extract, cache, settings, backends=extractor.chain.names)
         yield compressing(extract, compressor, settings) if compressor is not None else extract

@@ -1,0 +1,378 @@
+"""The full-text cache: untruncated records in SQLite on disk, with a TTL and a size cap.
+
+Why: an agent reads a long page window by window (``offset``) without refetching it, and a
+batch re-run (``--cache DIR``) skips pages it fetched recently. Entries are keyed by URL plus
+the extraction options that change the text (format, handler options) — never by ``max_chars``
+or ``offset``, which only select a window of the same full text.
+
+The cache is an optimisation, never a failure source: an unreadable, corrupt or unwritable
+database degrades to "no cache" with one warning. SQLite runs in WAL mode so several processes
+can share one directory; every query is small and runs in a worker thread. Concurrent identical
+requests inside one process are loaded once (single flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline.models import Record
+from pipeline.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "fulltext.sqlite3"
+DEFAULT_TTL = 24 * 3600.0
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+# Options that pick a window of the full text; they must not split the cache.
+_WINDOW_OPTIONS = frozenset({"max_chars", "offset"})
+
+# ``totals`` keeps the stored byte count up to date through triggers, so the size cap costs
+# O(1) per write however big the cache grows (a SUM would read every page of the table).
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    stored REAL NOT NULL,
+    size INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_stored ON entries (stored);
+CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), bytes INTEGER NOT NULL);
+INSERT OR IGNORE INTO totals (id, bytes) SELECT 0, COALESCE(SUM(size), 0) FROM entries;
+CREATE TRIGGER IF NOT EXISTS entries_added AFTER INSERT ON entries
+    BEGIN UPDATE totals SET bytes = bytes + new.size WHERE id = 0; END;
+CREATE TRIGGER IF NOT EXISTS entries_removed AFTER DELETE ON entries
+    BEGIN UPDATE totals SET bytes = bytes - old.size WHERE id = 0; END;
+"""
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/extract-pipeline``, else ``~/.cache/extract-pipeline``."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "extract-pipeline"
+
+
+def cache_key(url: str, **options: Any) -> str:
+    """A stable key for ``url`` extracted with ``options`` (window options ignored)."""
+    return cache_keys([url], **options)[0]
+
+
+def cache_keys(urls: Iterable[str], **options: Any) -> list[str]:
+    """:func:`cache_key` for many URLs sharing ``options`` (the options are encoded once)."""
+    kept = {k: v for k, v in options.items() if k not in _WINDOW_OPTIONS and v is not None}
+    blob = json.dumps(kept, sort_keys=True, default=str)
+    return [hashlib.sha256(f"{blob}\n{url}".encode()).hexdigest() for url in urls]
+
+
+Loader = Callable[[], Awaitable[Record]]
+T = TypeVar("T")
+_SQL_VARIABLES = 500  # below SQLite's limit on bound parameters per statement
+
+
+def _total(db: sqlite3.Connection) -> int:
+    return db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
+
+
+def _succeeded(record: Record) -> bool:
+    return record.ok
+
+
+class TextCache:
+    """Full untruncated records by key; see the module docstring.
+
+    ``directory=None`` makes a cache that stores nothing (loads still go through single
+    flight). ``clock`` is injectable for tests.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None,
+        *,
+        ttl: float = DEFAULT_TTL,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._inflight: dict[str, asyncio.Future[Record]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # strong refs to running loads
+        self._db: sqlite3.Connection | None = None
+        self.path: Path | None = None
+        if directory is not None and ttl > 0 and max_bytes > 0:
+            self.path = Path(directory) / DB_NAME
+            self._db = self._open(self.path)
+
+    # --- lifecycle
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open(self, path: Path) -> sqlite3.Connection | None:
+        try:
+            return self._connect(path)
+        except sqlite3.DatabaseError as exc:
+            # Not a database (or damaged beyond use): move it aside and start afresh once.
+            log.warning("cache %s is unreadable (%s); starting a new one", path, exc)
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    side = Path(f"{path}{suffix}")
+                    if side.exists():
+                        side.replace(f"{path}{suffix}.corrupt")
+                return self._connect(path)
+            except (OSError, sqlite3.Error) as again:
+                self._warn_disabled(again)
+        except OSError as exc:
+            self._warn_disabled(exc)
+        return None
+
+    def _warn_disabled(self, exc: BaseException) -> None:
+        log.warning("cache disabled: %s", exc)
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # --- synchronous primitives (run in a worker thread by the async API)
+
+    def _run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                return action(self._db)
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                self._warn_disabled(exc)
+                self._db.close()
+                self._db = None
+                return None
+
+    def get_sync(self, key: str) -> Record | None:
+        """The fresh entry for ``key``, or None (expired entries are dropped)."""
+        return self.get_many_sync([key]).get(key)
+
+    def get_many_sync(self, keys: Sequence[str]) -> dict[str, Record]:
+        """The fresh entries among ``keys`` (expired ones are dropped)."""
+
+        def action(db: sqlite3.Connection) -> dict[str, Record]:
+            found: dict[str, Record] = {}
+            stale: list[tuple[str]] = []
+            now = self._clock()
+            for start in range(0, len(keys), _SQL_VARIABLES):
+                chunk = keys[start : start + _SQL_VARIABLES]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT key, stored, record FROM entries WHERE key IN ({marks})", chunk
+                )
+                for key, stored, payload in rows:
+                    if now - stored >= self.ttl:
+                        stale.append((key,))
+                    else:
+                        found[key] = Record.model_validate_json(payload)
+            if stale:
+                db.executemany("DELETE FROM entries WHERE key = ?", stale)
+            return found
+
+        return (self._run(action) if keys else None) or {}
+
+    def put_sync(self, key: str, record: Record) -> None:
+        """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""
+        self.put_many_sync([(key, record)])
+
+    def put_many_sync(self, items: Sequence[tuple[str, Record]]) -> None:
+        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), then
+        evict the oldest entries above the size cap."""
+        rows = []
+        now = self._clock()
+        for key, record in items:
+            payload = record.model_dump_json()
+            size = len(payload.encode())
+            if size <= self.max_bytes:
+                rows.append((key, record.url, now, size, payload))
+        if not rows:
+            return
+
+        def action(db: sqlite3.Connection) -> None:
+            with _transaction(db):  # a reader never sees half a batch
+                # delete + insert, not REPLACE: REPLACE's implicit delete fires no trigger
+                db.executemany("DELETE FROM entries WHERE key = ?", [(r[0],) for r in rows])
+                db.executemany(
+                    "INSERT INTO entries (key, url, stored, size, record) VALUES (?, ?, ?, ?, ?)",
+                    rows,
+                )
+                self._evict(db)
+
+        self._run(action)
+
+    def _evict(self, db: sqlite3.Connection) -> None:
+        if _total(db) <= self.max_bytes:
+            return
+        db.execute("DELETE FROM entries WHERE stored <= ?", (self._clock() - self.ttl,))
+        excess = _total(db) - self.max_bytes
+        doomed = []
+        for key, size in db.execute("SELECT key, size FROM entries ORDER BY stored, rowid"):
+            if excess <= 0:
+                break  # the index walk stops here: only the oldest rows are read
+            doomed.append((key,))
+            excess -= size
+        db.executemany("DELETE FROM entries WHERE key = ?", doomed)
+
+    def stats(self) -> tuple[int, int]:
+        """(entries, bytes) currently stored."""
+        result = self._run(
+            lambda db: (db.execute("SELECT COUNT(*) FROM entries").fetchone()[0], _total(db))
+        )
+        return tuple(result) if result else (0, 0)
+
+    # --- async API
+
+    async def get(self, key: str) -> Record | None:
+        if self._db is None:
+            return None
+        return await asyncio.to_thread(self.get_sync, key)
+
+    async def put(self, key: str, record: Record) -> None:
+        if self._db is not None:
+            await asyncio.to_thread(self.put_sync, key, record)
+
+    async def get_or_load(
+        self, key: str, loader: Loader, *, store: Callable[[Record], bool] = _succeeded
+    ) -> Record:
+        """The cached record for ``key``, else ``await loader()`` — stored when ``store``
+        says so (by default only successful records). Concurrent calls with the same key
+        share one load; one caller cancelling does not cancel the load for the others."""
+
+        async def load_one(_: list[None]) -> list[Record]:
+            return [await loader()]
+
+        return (await self.get_or_load_many({key: None}, load_one, store=store))[key]
+
+    async def get_or_load_many(
+        self,
+        wanted: Mapping[str, T],
+        loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
+        *,
+        store: Callable[[Record], bool] = _succeeded,
+    ) -> dict[str, Record]:
+        """A record for every key of ``wanted`` (key → the item to load it from): cached
+        ones from disk, keys already being loaded by another caller from that load, and the
+        rest with ONE ``loader(items)`` call (one record per item, in order) — so a batch
+        provider is still called once per batch. Exceptions from ``loader`` reach every
+        caller waiting on its keys."""
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[Record]] = {}
+        mine: dict[str, asyncio.Future[Record]] = {}
+        for key in wanted:
+            running = self._inflight.get(key)
+            if running is not None and running.get_loop() is loop:
+                futures[key] = running
+            else:
+                futures[key] = mine[key] = self._inflight[key] = loop.create_future()
+        if mine:
+            task = loop.create_task(self._fill(mine, wanted, loader, store))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        keys = list(futures)
+        records = await asyncio.shield(asyncio.gather(*(futures[k] for k in keys)))
+        return dict(zip(keys, records, strict=True))
+
+    async def _fill(
+        self,
+        futures: dict[str, asyncio.Future[Record]],
+        wanted: Mapping[str, T],
+        loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
+        store: Callable[[Record], bool],
+    ) -> None:
+        try:
+            found = await asyncio.to_thread(self.get_many_sync, list(futures)) if self._db else {}
+            todo = [key for key in futures if key not in found]
+            if todo:
+                loaded = list(await loader([wanted[key] for key in todo]))
+                if len(loaded) != len(todo):
+                    raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
+                found.update(zip(todo, loaded, strict=True))
+            keep = [(key, found[key]) for key in todo if store(found[key])]
+            if keep and self._db is not None:  # before answering: a caller's next read hits
+                await asyncio.to_thread(self.put_many_sync, keep)
+            for key, future in futures.items():
+                if not future.done():
+                    future.set_result(found[key])
+        except BaseException as exc:
+            for future in futures.values():
+                if future.done():
+                    continue
+                if isinstance(exc, asyncio.CancelledError):
+                    future.cancel()
+                else:
+                    future.set_exception(exc)
+                    future.exception()  # retrieved here: no "never retrieved" noise
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for key, future in futures.items():
+                if self._inflight.get(key) is future:
+                    del self._inflight[key]
+
+
+_shared: dict[tuple[str, float, int], TextCache] = {}
+
+
+def cache_for(settings: Settings, *, batch: bool = False) -> TextCache:
+    """The process-wide cache these settings describe (one instance per directory, so single
+    flight spans every caller). The library and MCP server use ``cache_dir`` or the default
+    directory unless ``cache`` is off; the batch command (``batch=True``) only an explicit
+    ``cache_dir`` (``--cache DIR``)."""
+    if batch:
+        directory = settings.cache_dir
+    else:
+        directory = (settings.cache_dir or str(default_cache_dir())) if settings.cache else None
+    max_bytes = settings.cache_max_mb * 1024 * 1024
+    if directory is None or settings.cache_ttl <= 0 or max_bytes <= 0:
+        ident: tuple[str, float, int] = ("", 0.0, 0)  # storing nothing, still single flight
+    else:
+        ident = (str(Path(directory).expanduser().resolve()), settings.cache_ttl, max_bytes)
+    cache = _shared.get(ident)
+    if cache is None:
+        where = ident[0] or None
+        cache = _shared[ident] = TextCache(where, ttl=settings.cache_ttl, max_bytes=max_bytes)
+    return cache

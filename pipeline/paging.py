@@ -1,0 +1,126 @@
+"""Reading past the budget: boundary-aware windows over a full text.
+
+A truncated record says where the next window starts (``next_offset``); a call with that
+``offset`` gets the following window of the same size from the cached full text, cut with
+the same rules as :func:`pipeline.truncate.truncate`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from pipeline.cache import TextCache, cache_keys
+from pipeline.models import Record
+from pipeline.providers.base import ExtractOptions
+from pipeline.settings import Settings
+from pipeline.truncate import MARKER, truncate
+
+
+class Window(NamedTuple):
+    text: str
+    next_offset: int | None  # None: this window reaches the end of the text
+
+
+def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER) -> Window:
+    """The window of ``full_text`` starting at ``offset``, at most ``max_chars`` characters,
+    marker included when more text follows. Offset 0 gives exactly what
+    :func:`~pipeline.truncate.truncate` gives; a later window skips whitespace at its start."""
+    if max_chars <= len(marker):
+        raise ValueError(f"max_chars must exceed the marker length ({len(marker)})")
+    start = max(offset, 0)
+    while 0 < start < len(full_text) and full_text[start].isspace():
+        start += 1
+    cut = truncate(full_text[start:], max_chars, marker)
+    if not cut.truncated:
+        return Window(cut.text, None)
+    return Window(cut.text, start + cut.next_offset)
+
+
+def page_record(full: Record, offset: int, max_chars: int) -> Record:
+    """``full`` (an untruncated record) reduced to the window at ``offset``; an offset past
+    the end gives empty content, not an error."""
+    if not full.ok or full.content is None:
+        return full
+    if offset <= 0 and len(full.content) <= max_chars and not full.truncated:
+        return full  # the whole text fits: nothing to cut, nothing to copy
+    text, next_offset = window(full.content, offset, max_chars)
+    return full.model_copy(
+        update={
+            "content": text,
+            "chars": len(text),
+            "truncated": next_offset is not None,
+            "next_offset": next_offset,
+        }
+    )
+
+
+# The budget a full text is extracted with before it is cached and windowed; the byte cap
+# on responses bounds it in practice.
+FULL_TEXT_CHARS = 10_000_000
+
+ExtractCall = Callable[[list[str], ExtractOptions], Awaitable[Sequence[Record]]]
+
+
+async def read_windows(
+    extract: ExtractCall,
+    urls: Sequence[str],
+    options: ExtractOptions,
+    *,
+    offset: int = 0,
+    cache: TextCache,
+    identity: Mapping[str, Any] | None = None,
+) -> list[Record]:
+    """One record per URL (distinct URLs expected): the window at ``offset`` of each page's
+    full text, ``options.max_chars`` long. Full texts come from ``cache`` when fresh; the
+    misses are extracted with ONE ``extract(urls, options)`` call at the full-text budget
+    and cached (successes only); without a storing cache every call extracts. ``identity``
+    names what else changes the text (provider chain, handlers) so it keys the cache too."""
+    full = options.model_copy(update={"max_chars": FULL_TEXT_CHARS})
+    if not cache.enabled:  # nothing to share across calls: skip the keys and the futures
+        records = list(await extract(list(urls), full))
+        return [page_record(record, offset, options.max_chars) for record in records]
+    keys = dict(zip(cache_keys(urls, format=options.format, **dict(identity or {})), urls,
+                    strict=True))
+
+    async def load(batch: list[str]) -> Sequence[Record]:
+        return await extract(batch, full)
+
+    found = await cache.get_or_load_many(keys, load)
+    return [page_record(found[key], offset, options.max_chars) for key in keys]
+
+
+def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]:
+    """What besides URL and format changes an extracted text: the providers and the
+    handler options. Part of every cache key."""
+    return {
+        "backends": list(backends),
+        "handlers": list(settings.handlers),
+        "pdf_max_pages": settings.pdf_max_pages,
+    }
+
+
+def cached_extract(
+    extract_full: Callable[[str], Awaitable[Record]],
+    cache: TextCache,
+    settings: Settings,
+    *,
+    backends: Sequence[str],
+) -> Callable[[str], Awaitable[Record]]:
+    """The batch command's per-URL extract through the full-text cache (``--cache DIR``):
+    fresh pages come from ``cache``, others from ``extract_full`` (which must extract the
+    whole text: budget :data:`FULL_TEXT_CHARS`) and are stored; either way the record is cut
+    to ``settings.max_chars``."""
+    options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
+    identity = text_identity(settings, backends)
+
+    async def extract_many(urls: list[str], _: ExtractOptions) -> list[Record]:
+        return list(await asyncio.gather(*(extract_full(url) for url in urls)))
+
+    async def one(url: str) -> Record:
+        [record] = await read_windows(extract_many, [url], options, cache=cache,
+                                      identity=identity)
+        return record
+
+    return one

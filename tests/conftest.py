@@ -1,0 +1,15 @@
+"""Every test gets its own empty full-text cache (nothing is written to the user's cache
+directory, and no test sees another's pages)."""
+
+import pytest
+
+from pipeline import cache
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    for instance in cache._shared.values():
+        instance.close()
+    cache._shared.clear()

@@ -1,0 +1,88 @@
+"""web_extract(offset=) and the tools over the real kernel, against a page on 127.0.0.1."""
+
+from collections import Counter
+
+from aiohttp import web
+
+import pipeline
+from pipeline.settings import Settings
+from pipeline.tools import FLAVORS, agent_tools, run_tool, tool_definitions
+from pipeline.truncate import MARKER
+from tests.engine.conftest import serve
+
+TEXT = "\n\n".join(f"Section {i}. " + "Herons wait in the shallows. " * 6 for i in range(30))
+
+
+def site() -> tuple[web.Application, Counter]:
+    gets: Counter = Counter()
+
+    async def page(request: web.Request) -> web.Response:
+        if request.method == "GET":
+            gets[request.path] += 1
+        return web.Response(text=TEXT, content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    return app, gets
+
+
+def loopback(tmp_path, **extra) -> Settings:
+    return Settings(allow_net=["127.0.0.1/32"], cache_dir=str(tmp_path / "cache"), **extra)
+
+
+async def test_offset_reads_every_window_with_one_fetch(tmp_path):
+    app, gets = site()
+    settings = loopback(tmp_path)
+    async with serve(app) as base:
+        url = f"{base}/long"
+        windows, offset = [], 0
+        while offset is not None:
+            response = await pipeline.web_extract([url], max_chars=600, offset=offset,
+                                                  settings=settings)
+            [record] = response.records
+            assert record.ok and len(record.content) <= 600
+            assert response.provider == ("native" if not windows else "cache")
+            windows.append(record.content.removesuffix(MARKER))
+            offset = record.next_offset
+    assert gets["/long"] == 1
+    assert len(windows) > 3
+    assert " ".join(windows).split() == TEXT.split()
+
+
+async def test_without_cache_offset_still_works_but_refetches(tmp_path):
+    app, gets = site()
+    settings = loopback(tmp_path, cache=False)
+    async with serve(app) as base:
+        first = await pipeline.web_extract([f"{base}/p"], max_chars=600, settings=settings)
+        offset = first.records[0].next_offset
+        second = await pipeline.web_extract([f"{base}/p"], max_chars=600, offset=offset,
+                                            settings=settings)
+    assert second.records[0].content.startswith("Section ")
+    assert second.records[0].content not in first.records[0].content
+    assert gets["/p"] == 2
+
+
+def test_web_tool_definitions_come_from_the_kernel_models():
+    for flavor in FLAVORS:
+        search, extract = tool_definitions(flavor)
+        text = str(extract)
+        assert "offset" in text and "compress" not in text and "instruction" not in text
+        assert "max_results" in str(search)
+    chat = tool_definitions("openai_chat", strict=True)
+    params = chat[1]["function"]["parameters"]
+    assert sorted(params["required"]) == sorted(params["properties"])
+
+
+async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
+    app, _ = site()
+    settings = loopback(tmp_path, max_chars=300)
+    async with serve(app) as base:
+        text = await run_tool("web_extract", {"urls": [f"{base}/x"], "max_chars": 5000},
+                              settings=settings, untrusted=False)
+        search, extract = agent_tools(settings=settings, untrusted=False)
+        same = await extract(urls=[f"{base}/x"])
+    assert text == same
+    content = text.split("\n\n", 1)[1].split("\n\n(Truncated")[0]
+    assert len(content) <= 300 and "offset=" in text  # the operator's budget wins
+    assert search.__name__ == "web_search" and extract.__name__ == "web_extract"
+    assert (await run_tool("nope", {})).startswith("There is no tool named 'nope'")
