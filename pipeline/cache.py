@@ -165,9 +165,11 @@ class TextCache:
 
     @property
     def enabled(self) -> bool:
+        """Whether entries are stored (False once the database has been given up)."""
         return self._db is not None
 
     def close(self) -> None:
+        """Close the database; the cache then stores nothing."""
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -267,11 +269,13 @@ class TextCache:
     # --- async API
 
     async def get(self, key: str) -> Record | None:
+        """The fresh entry for ``key``, or None; the query runs in a worker thread."""
         if self._db is None:
             return None
         return await asyncio.to_thread(self.get_sync, key)
 
     async def put(self, key: str, record: Record) -> None:
+        """Store ``record`` under ``key`` (see :meth:`put_sync`) from a worker thread."""
         if self._db is not None:
             await asyncio.to_thread(self.put_sync, key, record)
 

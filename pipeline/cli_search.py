@@ -15,16 +15,17 @@ import os
 import sys
 import textwrap
 from collections.abc import Sequence
-from typing import TextIO, get_args
+from typing import Any, TextIO, get_args
 
 from pipeline.errors import PipelineError
+from pipeline.models import SearchResponse
 from pipeline.providers.base import TimeRange
 from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
 from pipeline.settings import Settings, load_settings
 
 
 class _UsageError(Exception):
-    pass
+    """A command-line mistake, reported with exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,14 +49,21 @@ def _search_parser() -> _Parser:
     return parser
 
 
-def _parse(parser: _Parser, argv: Sequence[str]) -> argparse.Namespace | int:
+def _start(parser: _Parser, argv: Sequence[str]) -> tuple[argparse.Namespace, Settings] | int:
+    """The parsed arguments and the settings they name, or the exit status to return now
+    (2 for a usage error, 0 after ``--help``, 1 for bad settings)."""
     try:
-        return parser.parse_args(list(argv))
+        args = parser.parse_args(list(argv))
     except _UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
+    try:
+        return args, load_settings(config_file=args.config)
+    except PipelineError as exc:
+        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
+        return 1
 
 
 def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
@@ -63,14 +71,10 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     from pipeline.web import web_search
 
     out = stdout or sys.stdout
-    args = _parse(_search_parser(), argv)
-    if isinstance(args, int):
-        return args
-    try:
-        settings = load_settings(config_file=args.config)
-    except PipelineError as exc:
-        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
-        return 1
+    started = _start(_search_parser(), argv)
+    if isinstance(started, int):
+        return started
+    args, settings = started
     backend = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend \
         else None
     response = asyncio.run(web_search(
@@ -92,7 +96,7 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     return 0
 
 
-def _print_table(response, out: TextIO) -> None:
+def _print_table(response: SearchResponse, out: TextIO) -> None:
     try:
         width = max(40, min(os.get_terminal_size(out.fileno()).columns, 120))
     except (OSError, ValueError, AttributeError):  # not a real terminal
@@ -116,7 +120,7 @@ def _backends_parser() -> _Parser:
     return parser
 
 
-def describe_backends(settings: Settings, registry: Registry | None = None) -> dict:
+def describe_backends(settings: Settings, registry: Registry | None = None) -> dict[str, Any]:
     """Every provider with its capabilities and configuration, and each capability's
     resolution (or the configuration error that prevents one)."""
     registry = registry or default_registry()
@@ -141,14 +145,10 @@ def describe_backends(settings: Settings, registry: Registry | None = None) -> d
 def backends_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     """Run ``backends``; returns the exit status (1 when a capability cannot resolve)."""
     out = stdout or sys.stdout
-    args = _parse(_backends_parser(), argv)
-    if isinstance(args, int):
-        return args
-    try:
-        settings = load_settings(config_file=args.config)
-    except PipelineError as exc:
-        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
-        return 1
+    started = _start(_backends_parser(), argv)
+    if isinstance(started, int):
+        return started
+    args, settings = started
     report = describe_backends(settings)
     failed = any("error" in s for s in report["selection"].values())
     if args.json:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pipeline.errors import PipelineError
 from pipeline.models import ErrorInfo, Record
 from pipeline.providers.common import dig
-from pipeline.providers.http import VendorClient, env_value, join_url
+from pipeline.providers.http import OwnsClient, VendorClient, env_value, join_url
 from pipeline.providers.registry import provider_env
 from pipeline.settings import Settings
 from pipeline.truncate import find_cut, truncate
@@ -94,8 +94,10 @@ class CompressorConfig(BaseModel):
         try:
             return cls(**{k: v for k, v in fields.items() if v is not None})
         except ValidationError as exc:
-            raise PipelineError("config", f"invalid compressor settings: {exc.errors()[0]['loc']}"
-                                f" {exc.errors()[0]['msg']}") from exc
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise PipelineError("config",
+                                f"invalid compressor settings: {where}: {first['msg']}") from exc
 
 
 def split_text(text: str, budget: int) -> list[str]:
@@ -113,7 +115,7 @@ def split_text(text: str, budget: int) -> list[str]:
     return pieces
 
 
-class OpenAICompressor:
+class OpenAICompressor(OwnsClient):
     """Summaries from an OpenAI-compatible ``/chat/completions`` endpoint, with the shared
     vendor HTTP client (timeouts, ``Retry-After``-aware retries) and a concurrency cap."""
 
@@ -125,16 +127,9 @@ class OpenAICompressor:
                                  **client_options)
         self._gate = asyncio.Semaphore(config.concurrency)
 
-    async def __aenter__(self) -> OpenAICompressor:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.http.aclose()
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
     async def compress(self, text: str, instruction: str | None = None) -> str:
+        """A summary of ``text`` of about ``target_chars``; text longer than ``input_chars``
+        is summarised piece by piece first. Raises ``PipelineError('compress')``."""
         return await self._compress(text, instruction, rounds=MAX_ROUNDS)
 
     async def _compress(self, text: str, instruction: str | None, *, rounds: int) -> str:
@@ -202,9 +197,7 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
     except PipelineError as exc:
         info = exc.to_info() if exc.kind == "compress" else \
             ErrorInfo(kind="compress", message=exc.message, retryable=exc.retryable)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         info = ErrorInfo(kind="compress", message=f"compressor crashed ({type(exc).__name__})")
     else:
         cut = truncate(summary, max_chars)

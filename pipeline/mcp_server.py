@@ -87,6 +87,7 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mcp`` command's arguments: the batch command's settings flags plus its own."""
     from pipeline.cli import add_settings_arguments
 
     parser = argparse.ArgumentParser(

@@ -19,6 +19,8 @@ from pipeline.truncate import MARKER, truncate
 
 
 class Window(NamedTuple):
+    """One window of a full text and where the next one starts."""
+
     text: str
     next_offset: int | None  # None: this window reaches the end of the text
 

@@ -171,6 +171,7 @@ class ToolSpec:
     exclude: tuple[str, ...] = ()  # fields that stay at their defaults (operator's choice)
 
     def definition(self, flavor: Flavor = "openai_chat", *, strict: bool = False) -> dict[str, Any]:
+        """This tool in ``flavor``'s shape (see :func:`tool_definition`)."""
         return tool_definition(
             self.name, self.description, self.args_model, flavor, strict=strict,
             exclude=self.exclude,
@@ -270,6 +271,7 @@ def _failed(response: Response) -> bool:
 
 
 def unknown_tool(name: str, known: Iterable[str]) -> str:
+    """The answer to a call of a tool that does not exist, naming the ones that do."""
     return f"There is no tool named {name!r}; use one of: {', '.join(known)}."
 
 

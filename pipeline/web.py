@@ -6,6 +6,12 @@ returns is re-validated and a single bad row fails the search closed (``invalid_
 positions are renumbered 1..n; an empty search is success with ``[]``; a failing provider
 hands over to the next one of its chain and the response names the one that served; nothing
 raises for a provider, network or page failure.
+
+What propagates: ``asyncio.CancelledError``, ``KeyboardInterrupt`` and ``SystemExit`` — the
+caller's own decisions to stop. Every ``Exception`` becomes an error value, ``MemoryError``
+and ``RecursionError`` included: they arise inside one provider call whose frames are gone by
+the time the kernel answers, and an agent loop is better served by "the provider failed" than
+by a crash (``tests/test_web_failures.py`` pins this).
 """
 
 from __future__ import annotations
@@ -188,9 +194,11 @@ async def web_search(query: str, *, max_results: int | None = None,
     :class:`~pipeline.providers.fake.FakeSearchProvider`). Never raises for failures."""
     shown_query = query if isinstance(query, str) else repr(query)[:200]
     try:
+        # The domain lists go to validation as given: a bare string or a number is refused
+        # there, not split into characters or raised as a TypeError here.
         args = SearchArgs(query=query, max_results=max_results, time_range=time_range,
-                          include_domains=list(include_domains or []),
-                          exclude_domains=list(exclude_domains or []),
+                          include_domains=[] if include_domains is None else include_domains,
+                          exclude_domains=[] if exclude_domains is None else exclude_domains,
                           language=language, region=region)
     except ValidationError as exc:
         return SearchResponse(ok=False, query=shown_query, error=ErrorInfo(
@@ -209,9 +217,7 @@ async def web_search(query: str, *, max_results: int | None = None,
         async with open_chain("search", settings, backend=backend, registry=registry) as chain:
             warnings.extend(chain.warnings)
             served_by, results = await chain.call(attempt, warnings)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         return SearchResponse(ok=False, query=args.query, warnings=warnings,
                               error=_failure_info(exc))
     return SearchResponse(ok=True, query=args.query, provider=served_by, results=results,
@@ -281,9 +287,7 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
                     instruction=args.instruction or settings.instruction, warnings=warnings)
             for target, record in zip(targets, records, strict=True):
                 by_url.update(dict.fromkeys(originals[target], record))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
+    except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         return ExtractResponse(ok=False, warnings=warnings, error=_failure_info(exc))
     records = [by_url[url].model_copy(update={"url": url}) for url in args.urls]
     return ExtractResponse(ok=True, provider=served_by, records=records, warnings=warnings)
@@ -292,7 +296,9 @@ async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None
 # --------------------------------------------------------------------------- sync twins
 
 def _run_sync(make: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine from sync code, even when called inside a running event loop."""
+    """Run a coroutine from sync code. Inside a running event loop (an async function,
+    Jupyter) ``asyncio.run`` would refuse, so the call runs on a fresh loop in a worker
+    thread; the calling loop is blocked until it finishes — ``await`` the async API there."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -41,6 +41,9 @@ class SearchPage(BaseModel):
 
 
 class ExtractOptions(BaseModel):
+    """What every extract call is held to: the output format and the content budget per
+    URL (marker included)."""
+
     format: OutputFormat = "markdown"
     max_chars: int = 100_000
 

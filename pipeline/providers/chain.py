@@ -46,6 +46,7 @@ class ProviderChain:
 
     @property
     def names(self) -> list[str]:
+        """The provider names in the order they are tried."""
         return [name for name, _ in self.links]
 
     async def __aenter__(self) -> ProviderChain:
@@ -77,9 +78,7 @@ class ProviderChain:
                 return name, await fn(name, provider)
             except PipelineError as exc:
                 failure = exc
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                raise
-            except Exception as exc:  # a provider bug must not escape as a traceback
+            except Exception as exc:  # a provider bug is a failure; cancellation passes
                 log.exception("provider %s crashed", name)
                 failure = PipelineError("provider", f"{name}: crashed ({type(exc).__name__})")
             failures.append(failure)

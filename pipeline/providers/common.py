@@ -13,11 +13,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
-from pipeline.models import ErrorInfo, OutputFormat, Record
-from pipeline.providers.base import ExtractOptions
+from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
+from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.http import VendorError
 from pipeline.truncate import truncate
 
@@ -117,10 +117,12 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
                   next_offset=cut.next_offset, chars=len(cut.text), **base)
 
 
-def failed_record(url: str, provider: str, cause: str, *, kind: str = "provider",
+def failed_record(url: str, provider: str, cause: str, *, kind: ErrorKind = "provider",
                   retryable: bool = False) -> Record:
-    """A per-URL vendor failure as a record."""
-    info = ErrorInfo(kind=kind, message=f"{provider}: {cause}"[:300], retryable=retryable)
+    """A per-URL vendor failure as a record (the message sanitised: causes may quote the
+    vendor)."""
+    info = ErrorInfo(kind=kind, message=sanitize_message(f"{provider}: {cause}"),
+                     retryable=retryable)
     return Record.failure(url, info, handler=provider, metadata={"provider": provider})
 
 
@@ -151,6 +153,27 @@ def rename_rows(items: Iterable[Any], **keys: str | tuple[str, ...]) -> list[Any
 
     return [{ours: pick(row, theirs) for ours, theirs in keys.items()}
             if isinstance(row, dict) else row for row in items]
+
+
+def capped_count(asked: int | None, cap: int, warnings: list[str]) -> int | None:
+    """``asked`` (a result count) held to a vendor's per-query ``cap``, with a warning when
+    it had to be cut; None when the caller left the count to the vendor."""
+    if not asked:
+        return None
+    if asked > cap:
+        warnings.append(f"at most {cap} results per query; asked for {asked}")
+    return min(asked, cap)
+
+
+def present(**fields: Any) -> dict[str, Any]:
+    """The request fields that carry a value, so a vendor only sees what was asked for."""
+    return {name: value for name, value in fields.items() if value not in (None, "", [])}
+
+
+def unsupported(options: SearchOptions, *names: str) -> list[str]:
+    """A warning for each option among ``names`` that the caller set but the vendor cannot
+    honour."""
+    return [f"{name} is not supported; ignored" for name in names if getattr(options, name)]
 
 
 def site_query(query: str, include: Iterable[str], exclude: Iterable[str]) -> str:

@@ -16,7 +16,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import site_query
-from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
+from pipeline.providers.http import HttpProvider, VendorError, join_url
 from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://html.duckduckgo.com"
@@ -73,17 +73,18 @@ def parse_results(html: str, page_url: str) -> list[dict[str, Any]]:
 
 class DuckDuckGoProvider(HttpProvider):
     name = "duckduckgo"
+    base_url_env = "DUCKDUCKGO_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         client_options.setdefault("status_causes", {403: REFUSED, 418: REFUSED})
         super().__init__(settings, env, **client_options)
-        self.base_url = env_value(env, "DUCKDUCKGO_BASE_URL") or DEFAULT_BASE_URL
 
     def is_configured(self) -> bool:
         return True
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
-        warnings = []
+        warnings: list[str] = []
         form = {"q": site_query(query, options.include_domains, options.exclude_domains)}
         region = (options.region or "").lower().replace("_", "-")
         language = (options.language or "").lower().replace("_", "-").split("-")[0]

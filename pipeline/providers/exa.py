@@ -8,22 +8,23 @@ answers ``results`` plus per-URL ``statuses`` (``id`` = the URL, ``status``, ``e
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage, TimeRange
 from pipeline.providers.common import (
     dig,
     failed_record,
     in_input_order,
+    present,
     rename_rows,
     results_list,
+    unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, env_value, join_url
-from pipeline.settings import Settings
+from pipeline.providers.http import HttpProvider, join_url, vendor_reason
 
 DEFAULT_BASE_URL = "https://api.exa.ai"
 SNIPPET_CHARS = 300
@@ -31,16 +32,19 @@ _SPAN = {"day": timedelta(days=1), "week": timedelta(weeks=1), "month": timedelt
          "year": timedelta(days=365)}
 
 
+def _since(time_range: TimeRange | None) -> str | None:
+    """The start of ``time_range`` back from now, in the ISO form Exa's date filters take."""
+    if time_range is None:
+        return None
+    since = datetime.now(timezone.utc) - _SPAN[time_range]
+    return since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
 class ExaProvider(HttpProvider):
     name = "exa"
-
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        super().__init__(settings, env, **client_options)
-        self.base_url = env_value(env, "EXA_BASE_URL") or DEFAULT_BASE_URL
-        self.key = env_value(env, "EXA_API_KEY")
-
-    def is_configured(self) -> bool:
-        return bool(self.key)
+    base_url_env = "EXA_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = ("EXA_API_KEY",)
 
     def _headers(self) -> dict[str, str]:
         return {"x-api-key": self.key or ""}
@@ -48,17 +52,11 @@ class ExaProvider(HttpProvider):
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         body: dict[str, Any] = {"query": query, "type": "auto",
                                 "contents": {"text": {"maxCharacters": SNIPPET_CHARS}}}
-        if options.max_results:
-            body["numResults"] = options.max_results
-        if options.include_domains:
-            body["includeDomains"] = options.include_domains
-        if options.exclude_domains:
-            body["excludeDomains"] = options.exclude_domains
-        if options.time_range:
-            since = datetime.now(timezone.utc) - _SPAN[options.time_range]
-            body["startPublishedDate"] = since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        warnings = [f"{option} is not supported; ignored"
-                    for option in ("language", "region") if getattr(options, option)]
+        body.update(present(numResults=options.max_results,
+                            includeDomains=options.include_domains,
+                            excludeDomains=options.exclude_domains,
+                            startPublishedDate=_since(options.time_range)))
+        warnings = unsupported(options, "language", "region")
         data = await self.http.request_json("POST", join_url(self.base_url, "/search"),
                                             json_body=body, headers=self._headers())
         rows = rename_rows(results_list(self.name, data, "results"), title="title", url="url",
@@ -74,7 +72,7 @@ class ExaProvider(HttpProvider):
         for status in results_list(self.name, data, "statuses"):
             url = dig(status, "id")
             if url in wanted and dig(status, "status") == "error":
-                tag = dig(status, "error", "tag") or "error"
+                tag = vendor_reason(dig(status, "error", "tag"), "error")
                 code = dig(status, "error", "httpStatusCode")
                 by_url[url] = failed_record(url, self.name, f"{tag}" + (
                     f" (HTTP {code})" if isinstance(code, int) else ""))

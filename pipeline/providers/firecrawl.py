@@ -15,14 +15,22 @@ from typing import Any
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
 from pipeline.providers.common import (
+    capped_count,
     dig,
     per_url,
     rename_rows,
     results_list,
     site_query,
+    unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
+from pipeline.providers.http import (
+    HttpProvider,
+    VendorError,
+    env_value,
+    join_url,
+    vendor_reason,
+)
 from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.firecrawl.dev"
@@ -33,19 +41,17 @@ _TBS = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 
 class FirecrawlProvider(HttpProvider):
     name = "firecrawl"
+    base_url_env = "FIRECRAWL_API_URL"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = ("FIRECRAWL_API_KEY",)
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         super().__init__(settings, env, **client_options)
-        self.custom_url = env_value(env, "FIRECRAWL_API_URL")
-        self.base_url = self.custom_url or DEFAULT_BASE_URL
+        self.self_hosted = bool(env_value(env, self.base_url_env))
         self.version = env_value(env, "FIRECRAWL_API_VERSION") or "v2"
-        self.key = env_value(env, "FIRECRAWL_API_KEY")
 
     def is_configured(self) -> bool:
-        return bool(self.key or self.custom_url)
-
-    def _headers(self) -> dict[str, str] | None:
-        return {"Authorization": f"Bearer {self.key}"} if self.key else None
+        return bool(self.key or self.self_hosted)  # a self-hosted instance may need no key
 
     def _url(self, endpoint: str) -> str:
         return join_url(self.base_url, f"/{self.version}/{endpoint}")
@@ -53,17 +59,19 @@ class FirecrawlProvider(HttpProvider):
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         body: dict[str, Any] = {
             "query": site_query(query, options.include_domains, options.exclude_domains)}
-        if options.max_results:
-            body["limit"] = min(options.max_results, MAX_LIMIT)
+        warnings: list[str] = []
+        if count := capped_count(options.max_results, MAX_LIMIT, warnings):
+            body["limit"] = count
         if options.time_range:
             body["tbs"] = _TBS[options.time_range]
         if options.region:
             body["country"] = options.region[:2].upper()
-        warnings = ["language is not supported; ignored"] if options.language else []
+        warnings += unsupported(options, "language")
         data = await self.http.request_json("POST", self._url("search"), json_body=body,
-                                            headers=self._headers())
+                                            headers=self.bearer())
         if dig(data, "success") is False:
-            raise VendorError(self.name, str(dig(data, "error") or "search failed"), fatal=True)
+            raise VendorError(self.name, vendor_reason(dig(data, "error"), "search failed"),
+                              fatal=True)
         found = dig(data, "data")
         rows = results_list(self.name, data, "data") if isinstance(found, list) or found is None \
             else results_list(self.name, data, "data", "web")
@@ -76,10 +84,10 @@ class FirecrawlProvider(HttpProvider):
 
     async def _scrape(self, url: str, options: ExtractOptions) -> Record:
         data = await self.http.request_json(
-            "POST", self._url("scrape"), headers=self._headers(),
+            "POST", self._url("scrape"), headers=self.bearer(),
             json_body={"url": url, "formats": ["markdown"], "onlyMainContent": True})
         if dig(data, "success") is False:
-            raise VendorError(self.name, str(dig(data, "error") or "scrape failed"))
+            raise VendorError(self.name, vendor_reason(dig(data, "error"), "scrape failed"))
         page = dig(data, "data")
         meta = dig(page, "metadata") or {}
         if not isinstance(meta, dict):

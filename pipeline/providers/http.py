@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Self
 
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
@@ -23,6 +23,7 @@ from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_ret
 from pipeline.settings import Settings
 
 MAX_VENDOR_BODY = 64 * 1024 * 1024  # vendor answers hold many pages at most; never unbounded
+REASON_CHARS = 120  # a vendor's own words in our messages: enough to act on, never a page
 _AUTH_STATUSES = frozenset({401, 403})
 
 
@@ -53,6 +54,14 @@ def env_value(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+def vendor_reason(value: object, fallback: str = "") -> str:
+    """A vendor's own explanation, safe and short for an error message (one line, no
+    control characters, :data:`REASON_CHARS` at most); ``fallback`` when it is not text."""
+    if isinstance(value, str) and value.strip():
+        return sanitize_message(value, REASON_CHARS)
+    return fallback
+
+
 def _vendor_detail(body: bytes) -> str:
     """A short reason from an error body, if the vendor sent a JSON one."""
     try:
@@ -64,8 +73,8 @@ def _vendor_detail(body: bytes) -> str:
             value = data.get(key)
             if isinstance(value, dict):
                 value = value.get("message") or value.get("detail")
-            if isinstance(value, str) and value.strip():
-                return sanitize_message(value, 120)
+            if reason := vendor_reason(value):
+                return reason
     return ""
 
 
@@ -99,6 +108,7 @@ class VendorClient:
         return self._session
 
     async def aclose(self) -> None:
+        """Close the session (a later request opens a new one)."""
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -129,7 +139,9 @@ class VendorClient:
                                         data=data, headers=headers)
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True always exits
 
-    async def _once(self, method: str, url: str, *, params, json_body, data, headers) -> bytes:
+    async def _once(self, method: str, url: str, *, params: Mapping[str, Any] | None,
+                    json_body: Any, data: Mapping[str, str] | None,
+                    headers: Mapping[str, str] | None) -> bytes:
         session = self._get_session()
         try:
             async with session.request(method, url, params=params, json=json_body, data=data,
@@ -146,7 +158,7 @@ class VendorClient:
             raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
                               fatal=True) from exc
         except aiohttp.ClientError as exc:
-            cause = sanitize_message(str(exc) or type(exc).__name__, 120)
+            cause = vendor_reason(str(exc), type(exc).__name__)
             raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
@@ -180,22 +192,47 @@ class VendorClient:
                            retry_after=hint if retryable else None, status=status)
 
 
-class HttpProvider:
-    """Base of the vendor providers: owns a :class:`VendorClient`; an async context manager."""
+class OwnsClient:
+    """An async context manager that closes its :class:`VendorClient` (``self.http``) on
+    exit: the vendor providers and the compressor."""
 
-    name: str = "vendor"
+    http: VendorClient
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        self.settings = settings
-        self.env = env
-        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
-        self.http = VendorClient(self.name, settings, **client_options)
-
-    async def __aenter__(self):
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.http.aclose()
 
     async def aclose(self) -> None:
+        """Close the vendor session (for callers that do not use ``async with``)."""
         await self.http.aclose()
+
+
+class HttpProvider(OwnsClient):
+    """Base of the vendor providers: owns a :class:`VendorClient`; an async context manager.
+
+    A subclass names its environment variables instead of reading them itself:
+    ``base_url_env`` (with ``default_base_url`` when the vendor has a public endpoint) gives
+    ``self.base_url``, and the first non-blank of ``key_env`` gives ``self.key``. Without an
+    override, the provider is configured when it has a key.
+    """
+
+    name: str = "vendor"
+    base_url_env: str = ""
+    default_base_url: str | None = None
+    key_env: tuple[str, ...] = ()
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
+        self.http = VendorClient(self.name, settings, **client_options)
+        self.base_url = env_value(env, self.base_url_env) or self.default_base_url
+        self.key = env_value(env, *self.key_env)
+
+    def is_configured(self) -> bool:
+        """Cheap and offline: whether the provider has what it needs to be called."""
+        return bool(self.key)
+
+    def bearer(self) -> dict[str, str]:
+        """The ``Authorization: Bearer`` header for the key, or nothing without one."""
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}

@@ -19,6 +19,7 @@ from pipeline.providers.common import (
     rename_rows,
     results_list,
     site_query,
+    unsupported,
     vendor_record,
 )
 from pipeline.providers.http import HttpProvider, VendorError, env_value, join_url
@@ -31,25 +32,19 @@ READ_CONCURRENCY = 4
 
 class JinaProvider(HttpProvider):
     name = "jina"
+    key_env = ("JINA_API_KEY",)
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         super().__init__(settings, env, **client_options)
         self.reader_url = env_value(env, "JINA_READER_URL") or DEFAULT_READER_URL
         self.search_url = env_value(env, "JINA_SEARCH_URL") or DEFAULT_SEARCH_URL
-        self.key = env_value(env, "JINA_API_KEY")
-
-    def is_configured(self) -> bool:
-        return bool(self.key)
 
     def configured_for(self, capability: str) -> bool:
         """The reader works without a key (rate-limited); search needs one."""
         return capability == "extract" or bool(self.key)
 
     def _headers(self, **extra: str) -> dict[str, str]:
-        headers = {"Accept": "application/json", **extra}
-        if self.key:
-            headers["Authorization"] = f"Bearer {self.key}"
-        return headers
+        return {"Accept": "application/json", **extra, **self.bearer()}
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         if not self.key:
@@ -58,9 +53,7 @@ class JinaProvider(HttpProvider):
         include = list(options.include_domains)
         if len(include) == 1:
             headers["X-Site"] = include.pop()
-        warnings = [f"{option} is not supported; ignored"
-                    for option in ("time_range", "language", "region")
-                    if getattr(options, option)]
+        warnings = unsupported(options, "time_range", "language", "region")
         data = await self.http.request_json(
             "GET", join_url(self.search_url, "/"), headers=headers,
             params={"q": site_query(query, include, options.exclude_domains)})

@@ -132,15 +132,19 @@ class Registry:
         self._specs[spec.name] = spec
 
     def names(self) -> list[str]:
+        """Every registered provider name, in registration order."""
         return list(self._specs)
 
     def specs(self) -> list[ProviderSpec]:
+        """Every registered :class:`ProviderSpec`, in registration order."""
         return list(self._specs.values())
 
     def capable(self, capability: str) -> list[str]:
+        """The names of the providers that offer ``capability``."""
         return [n for n, s in self._specs.items() if capability in s.capabilities]
 
     def spec(self, name: str) -> ProviderSpec:
+        """The spec named ``name``; ``PipelineError('config')`` listing the valid names."""
         try:
             return self._specs[name]
         except KeyError:
@@ -149,6 +153,7 @@ class Registry:
             ) from None
 
     def build(self, name: str, settings: Settings, env: Mapping[str, str] | None = None) -> Any:
+        """A new provider ``name``, configured from ``settings`` and the vendor variables."""
         return self.spec(name).build(settings, provider_env(settings, env))
 
     def is_configured(self, name: str, settings: Settings,

@@ -9,7 +9,7 @@ from typing import Any
 
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import rename_rows, results_list, site_query
-from pipeline.providers.http import HttpProvider, env_value, join_url
+from pipeline.providers.http import HttpProvider, join_url
 from pipeline.settings import Settings
 
 JSON_DISABLED = ("JSON output is disabled on this instance: add 'json' to search.formats "
@@ -18,20 +18,22 @@ JSON_DISABLED = ("JSON output is disabled on this instance: add 'json' to search
 
 class SearxngProvider(HttpProvider):
     name = "searxng"
+    base_url_env = "SEARXNG_URL"
 
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         client_options.setdefault("status_causes", {403: JSON_DISABLED})
         super().__init__(settings, env, **client_options)
-        self.base_url = env_value(env, "SEARXNG_URL")
 
     def is_configured(self) -> bool:
         return bool(self.base_url)
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
-        warnings = []
+        warnings: list[str] = []
         params = {"q": site_query(query, options.include_domains, options.exclude_domains),
                   "format": "json"}
         if options.time_range:
+            # The API page lists day/month/year, but the web adapter also accepts "week";
+            # engines without time-range support ignore it either way.
             params["time_range"] = options.time_range
         if options.language:
             language = options.language.replace("_", "-")

@@ -8,20 +8,21 @@ and ``failed_results`` (``url``, ``error``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
 from pipeline.providers.common import (
+    capped_count,
     failed_record,
     in_input_order,
+    present,
     rename_rows,
     results_list,
+    unsupported,
     vendor_record,
 )
-from pipeline.providers.http import HttpProvider, env_value, join_url
-from pipeline.settings import Settings
+from pipeline.providers.http import HttpProvider, join_url, vendor_reason
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
@@ -30,36 +31,19 @@ EXTRACT_BATCH = 20
 
 class TavilyProvider(HttpProvider):
     name = "tavily"
-
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
-        super().__init__(settings, env, **client_options)
-        self.base_url = env_value(env, "TAVILY_BASE_URL") or DEFAULT_BASE_URL
-        self.key = env_value(env, "TAVILY_API_KEY")
-
-    def is_configured(self) -> bool:
-        return bool(self.key)
-
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.key or ''}"}
+    base_url_env = "TAVILY_BASE_URL"
+    default_base_url = DEFAULT_BASE_URL
+    key_env = ("TAVILY_API_KEY",)
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
-        warnings = []
-        body: dict[str, Any] = {"query": query}
-        if options.max_results:
-            body["max_results"] = min(options.max_results, MAX_RESULTS)
-            if options.max_results > MAX_RESULTS:
-                warnings.append(f"at most {MAX_RESULTS} results per query; "
-                                f"asked for {options.max_results}")
-        if options.time_range:
-            body["time_range"] = options.time_range
-        if options.include_domains:
-            body["include_domains"] = options.include_domains
-        if options.exclude_domains:
-            body["exclude_domains"] = options.exclude_domains
-        warnings.extend(f"{option} is not supported; ignored"
-                        for option in ("language", "region") if getattr(options, option))
+        warnings: list[str] = []
+        body = {"query": query, **present(
+            max_results=capped_count(options.max_results, MAX_RESULTS, warnings),
+            time_range=options.time_range, include_domains=options.include_domains,
+            exclude_domains=options.exclude_domains)}
+        warnings += unsupported(options, "language", "region")
         data = await self.http.request_json("POST", join_url(self.base_url, "/search"),
-                                            json_body=body, headers=self._headers())
+                                            json_body=body, headers=self.bearer())
         rows = rename_rows(results_list(self.name, data, "results"), title="title", url="url",
                            snippet="content", score="score", published="published_date")
         return SearchPage(rows=rows, warnings=warnings)
@@ -69,7 +53,7 @@ class TavilyProvider(HttpProvider):
         for start in range(0, len(urls), EXTRACT_BATCH):
             batch = list(urls[start:start + EXTRACT_BATCH])
             data = await self.http.request_json(
-                "POST", join_url(self.base_url, "/extract"), headers=self._headers(),
+                "POST", join_url(self.base_url, "/extract"), headers=self.bearer(),
                 json_body={"urls": batch, "format": options.format, "extract_depth": "basic"})
             wanted = set(batch)
             for item in results_list(self.name, data, "results"):
@@ -80,6 +64,6 @@ class TavilyProvider(HttpProvider):
             for item in results_list(self.name, data, "failed_results"):
                 url = item.get("url") if isinstance(item, dict) else None
                 if url in wanted and url not in by_url:
-                    cause = item.get("error") if isinstance(item.get("error"), str) else None
-                    by_url[url] = failed_record(url, self.name, cause or "extraction failed")
+                    cause = vendor_reason(item.get("error"), "extraction failed")
+                    by_url[url] = failed_record(url, self.name, cause)
         return in_input_order(urls, by_url, self.name)

@@ -293,3 +293,22 @@ async def test_jina_reader_rate_limited_is_a_retryable_record(server, settings, 
     assert records[0].error.kind == "provider" and records[0].error.retryable
     assert "rate limited" in records[0].error.message
     assert sleeps.waits == [2.0]
+
+
+# --------------------------------------------------------------------------- vendor words
+
+NOISY = "\x1b[31mboom\x00\n" + "x" * 5000
+
+
+async def test_vendor_reasons_are_sanitised_and_short(server, tavily, firecrawl):
+    server.route("POST", "/extract", reply_json({"results": [], "failed_results": [
+        {"url": A, "error": NOISY}, {"url": B, "error": {"nested": "object"}}]}))
+    server.route("POST", "/v2/scrape", reply_json({"success": False, "error": NOISY}))
+    async with tavily, firecrawl:
+        tavily_records = await tavily.extract([A, B], OPTS)
+        [scraped] = await firecrawl.extract([C], OPTS)
+    for record in (tavily_records[0], scraped):
+        message = record.error.message
+        assert "boom" in message and len(message) < 200
+        assert not any(ord(ch) < 32 for ch in message)
+    assert tavily_records[1].error.message == "tavily: extraction failed"

@@ -5,6 +5,7 @@ import pytest
 from pipeline.errors import PipelineError
 from pipeline.providers.base import SearchOptions
 from pipeline.providers.brave import BraveProvider
+from pipeline.providers.brave import search_lang as brave_search_lang
 from pipeline.providers.duckduckgo import DuckDuckGoProvider, unwrap_link
 from pipeline.providers.searxng import SearxngProvider
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_EMPTY, DDG_PAGE, SEARX_ANSWER
@@ -105,6 +106,14 @@ async def test_brave_request_and_mapping(server, brave):
                             "published": "2024-05-01T10:00:00"}
     assert len(page.rows) == 2
     assert any("at most 20" in w for w in page.warnings)
+
+
+@pytest.mark.parametrize("tag, sent", [
+    ("en", "en"), ("de-DE", "de"), ("en_GB", "en-gb"), ("pt-BR", "pt-br"), ("pt", "pt-pt"),
+    ("ja", "jp"), ("zh", "zh-hans"), ("zh-TW", "zh-hant"), ("no", "nb"),
+])
+def test_brave_search_lang_uses_braves_codes(tag, sent):
+    assert brave_search_lang(tag) == sent
 
 
 @pytest.mark.parametrize("answer, rows", [
