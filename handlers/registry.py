@@ -80,12 +80,15 @@ class HandlerRegistry:
     def __init__(self, builtins: Iterable[ContentHandler] = ()) -> None:
         self._custom: list[ContentHandler] = []
         self._builtins: list[ContentHandler] = list(builtins)
+        # media type -> handler claiming it: asked once or twice per URL in batch mode
+        self._by_type_memo: dict[str, ContentHandler | None] = {}
 
     def register(self, handler: ContentHandler) -> None:
         """Add a custom handler; it is tried before every built-in."""
         if not isinstance(handler, ContentHandler):
             raise TypeError(f"{handler!r} does not implement ContentHandler")
         self._custom.append(handler)
+        self._by_type_memo.clear()
 
     @property
     def handlers(self) -> list[ContentHandler]:
@@ -102,10 +105,15 @@ class HandlerRegistry:
         return self._by_type(_bare(media_type)) is not None
 
     def _by_type(self, media_type: str) -> ContentHandler | None:
-        for handler in self.handlers:
-            if any(_matches(p, media_type) for p in handler.media_types):
-                return handler
-        return None
+        try:
+            return self._by_type_memo[media_type]
+        except KeyError:
+            pass
+        found = next((handler for handler in self.handlers
+                      if any(_matches(p, media_type) for p in handler.media_types)), None)
+        if len(self._by_type_memo) < 1024:  # labels come from servers: keep the memo bounded
+            self._by_type_memo[media_type] = found
+        return found
 
     def _custom_sniffed(self, head: bytes) -> ContentHandler | None:
         # Only plugins' own sniffs are consulted: built-ins are found through classify(), so

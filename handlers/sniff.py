@@ -120,8 +120,16 @@ _FEED_ROOTS = {"rss": "application/rss+xml", "feed": "application/atom+xml",
 _JSON_START = re.compile(r'(?:\{\s*(?:"|\})|\[\s*(?:[\[{"\]\-0-9]|true|false|null))')
 
 
+# The signatures worth trying for a given first byte, in the same order: _signature runs for
+# every body, and most bodies start with a byte no magic starts with.
+_CANDIDATES: tuple[tuple[_Magic, ...], ...] = tuple(
+    tuple(sig for sig in _SIGNATURES if sig.offset != 0 or sig.magic[0] == first)
+    for first in range(256)
+)
+
+
 def _signature(head: bytes, binary: bool) -> _Magic | None:
-    for sig in _SIGNATURES:
+    for sig in _CANDIDATES[head[0]] if head else ():
         if sig.needs_binary and not binary:
             continue
         if head[sig.offset:sig.offset + len(sig.magic)] != sig.magic:

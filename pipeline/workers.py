@@ -8,6 +8,12 @@
   it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
   marks the whole pool broken instead.)
 
+One deliberate exception to "CPU work never runs on the event loop": a handler may offer
+``cheap(body, ctx) -> bool``; when it says True (the text handler for a small UTF-8 body,
+about 50 µs at most), :class:`ProcessRunner` calls it inline, because the round trip to a
+worker (pickling, two pipe writes and reads, waking another process) costs more than the
+work itself. Anything that may parse, detect a charset or grow with the input stays out.
+
 Workers rebuild the handler registry themselves (:func:`handlers.build_registry`) from the
 same ``module:attribute`` specs as the parent; a handler not in that registry is sent
 pickled.
@@ -23,6 +29,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from handlers import ContentHandler, HandlerContext, build_registry
+from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
@@ -55,6 +62,17 @@ def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> D
             "extract", f"handler {handler.name!r} returned {type(document).__name__}"
         )
     return document
+
+
+def _is_cheap(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> bool:
+    """The handler's own word that this body costs less than a trip to a worker."""
+    cheap = getattr(handler, "cheap", None)
+    if cheap is None:
+        return False
+    try:
+        return bool(cheap(body, ctx))
+    except Exception:  # a faulty estimate only costs the fast path
+        return False
 
 
 class InlineRunner:
@@ -120,9 +138,10 @@ def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
 
 class _Worker:
     """One worker process and the parent's end of its pipe, driven from the event loop:
-    replies are read when the pipe is readable, a timer enforces the time limit, and end
-    of file on the pipe means the process died. A job is only ever sent to a worker that
-    said it is ready, so sending never waits for a busy or starting process."""
+    the pipe stays registered with the loop for the worker's life and each reply resolves
+    the job waiting for it, a timer enforces the time limit, and end of file on the pipe
+    means the process died. A job is only ever sent to a worker that said it is ready, so
+    sending never waits for a busy or starting process."""
 
     START_TIMEOUT = 120.0  # seconds a new worker may take to import the handlers
 
@@ -131,6 +150,8 @@ class _Worker:
         self._specs = specs
         self.process: Any = None
         self.conn: Connection | None = None
+        self._waiting: asyncio.Future[Reply] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
         parent, child = self._context.Pipe()
@@ -140,6 +161,8 @@ class _Worker:
         self.process.start()
         child.close()
         self.conn = parent
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(parent.fileno(), self._readable)
         try:
             reply = await self._receive(self.START_TIMEOUT)
         except (EOFError, OSError, asyncio.TimeoutError):
@@ -151,28 +174,31 @@ class _Worker:
             self.kill()
             raise PipelineError("config", str(reply[1]))
 
+    def _readable(self) -> None:
+        """The pipe has data (or hit end of file): hand the message to whoever waits."""
+        assert self.conn is not None and self._loop is not None
+        waiting = self._waiting
+        try:
+            message: Reply = self.conn.recv()
+        except (EOFError, OSError) as exc:
+            self._loop.remove_reader(self.conn.fileno())  # else end of file fires forever
+            if waiting is not None and not waiting.done():
+                waiting.set_exception(EOFError(str(exc)))
+            return
+        except Exception as exc:  # a reply that does not unpickle
+            message = ("err", "extract", f"unreadable handler reply: {exc}")
+        if waiting is not None and not waiting.done():
+            waiting.set_result(message)
+
     async def _receive(self, timeout: float) -> Reply:
         """The next message from the worker; EOFError when it died, asyncio.TimeoutError."""
-        assert self.conn is not None
-        conn = self.conn
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Reply] = loop.create_future()
-
-        def readable() -> None:
-            if answer.done():
-                return
-            try:
-                answer.set_result(conn.recv())
-            except (EOFError, OSError) as exc:
-                answer.set_exception(EOFError(str(exc)))
-            except Exception as exc:  # a reply that does not unpickle
-                answer.set_result(("err", "extract", f"unreadable handler reply: {exc}"))
-
-        loop.add_reader(conn.fileno(), readable)
+        assert self._loop is not None
+        waiting = self._waiting = self._loop.create_future()
         try:
-            return await asyncio.wait_for(answer, timeout)
+            async with time_limit(timeout):
+                return await waiting
         finally:
-            loop.remove_reader(conn.fileno())
+            self._waiting = None
 
     def _exit_code(self) -> int | None:
         self.process.join(0.5)  # it is dead or dying: this returns at once
@@ -200,10 +226,17 @@ class _Worker:
             await self.start()
         return reply
 
+    def detach(self) -> None:
+        """Stop watching the pipe (on the loop's thread, before a thread stops the worker)."""
+        if self._loop is not None and self.conn is not None and not self._loop.is_closed():
+            self._loop.remove_reader(self.conn.fileno())
+        self._loop = None
+
     def kill(self) -> None:
+        self.detach()
         if self.process is not None and self.process.is_alive():
             self.process.kill()
-        if self.process is not None:
+        if self.process is not None and self.process.pid is not None:  # never started: no join
             self.process.join()
         if self.conn is not None:
             self.conn.close()
@@ -243,6 +276,8 @@ class ProcessRunner:
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
         if not self._workers:
             raise RuntimeError("ProcessRunner used outside 'async with'")
+        if _is_cheap(handler, body, ctx):
+            return call_handler(handler, body, ctx)
         job = (self._reference(handler), body, ctx)
         worker = await self._idle.get()
         try:
@@ -275,5 +310,7 @@ class ProcessRunner:
         for worker in self._workers:
             if worker not in idle:
                 worker.kill()
+        for worker in idle:
+            worker.detach()
         await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in idle))
         self._workers = []

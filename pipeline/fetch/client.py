@@ -9,16 +9,15 @@ literal IP hosts are judged before a request and resolved names by the connector
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, stop_before_delay
 from yarl import URL
 
+from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
 from pipeline.fetch.failures import classify
@@ -26,7 +25,7 @@ from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
-from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
+from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_delay
 from pipeline.fetch.robots import RobotsCache
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
 from pipeline.settings import Settings
@@ -66,10 +65,6 @@ def _host_key(url: URL) -> str:
 def _content_length(headers: Mapping[str, str]) -> int | None:
     value = headers.get("Content-Length", "").strip()
     return int(value) if value.isdigit() and len(value) < 20 else None
-
-
-def _is_transient(exc: BaseException) -> bool:
-    return isinstance(exc, FetchError) and exc.retryable
 
 
 class HttpFetcher:
@@ -144,7 +139,9 @@ class HttpFetcher:
         timeout = self.settings.timeout
         call = _Call(deadline=asyncio.get_running_loop().time() + timeout)
         try:
-            return await asyncio.wait_for(self._fetch(raw, target, call), timeout)
+            # A timeout scope, not wait_for: no extra task per URL.
+            async with time_limit(timeout):
+                return await self._fetch(raw, target, call)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
             raise
@@ -163,17 +160,7 @@ class HttpFetcher:
             await self._robots.check(target)
         if self.settings.head:
             await self._head_guard(target, call.deadline)
-        budget = call.deadline - asyncio.get_running_loop().time()
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.settings.retries + 1) | stop_before_delay(budget),
-            wait=wait_retry_after_or_backoff(),
-            retry=retry_if_exception(_is_transient),
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                call.attempts += 1
-                answer = await self._get(target, call.deadline)
+        answer = await self._get_with_retries(target, call)
         assert answer.body is not None
         return FetchResult(
             url=raw, final_url=str(answer.url), status=answer.status,
@@ -181,14 +168,31 @@ class HttpFetcher:
             headers={k.lower(): v for k, v in answer.headers.items()}, attempts=call.attempts,
         )
 
+    async def _get_with_retries(self, target: URL, call: _Call) -> _Answer:
+        """GET, retrying transient failures (the shared retry policy) while the next wait
+        still ends before the deadline. A plain loop: most URLs succeed first time and
+        should not pay for retry machinery."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        budget = call.deadline - started
+        while True:
+            call.attempts += 1
+            try:
+                return await self._get(target, call.deadline)
+            except FetchError as exc:
+                if not exc.retryable or call.attempts > self.settings.retries:
+                    raise
+                delay = retry_delay(exc, call.attempts)
+                if loop.time() - started + delay >= budget:
+                    raise
+            await asyncio.sleep(delay)
+
     async def _head_guard(self, target: URL, deadline: float) -> None:
         """Refuse early on what HEAD announces; any HEAD trouble just means "go on"."""
         s = self.settings
         try:
-            answer = await asyncio.wait_for(
-                self.exchange("HEAD", target, max_bytes=0, deadline=deadline),
-                min(s.connect_timeout + s.read_timeout, s.timeout / 3),
-            )
+            async with time_limit(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
+                answer = await self.exchange("HEAD", target, max_bytes=0, deadline=deadline)
         except FetchError as exc:
             if exc.kind in ("blocked", "invalid_url"):
                 raise
@@ -240,43 +244,44 @@ class HttpFetcher:
         seen = {str(url)}
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
-            assert self._session is not None
-            async with self._slot(url, deadline):
-                try:
-                    response = await asyncio.wait_for(
-                        self._session.request(method, url, allow_redirects=False),
-                        s.connect_timeout + s.read_timeout,
-                    )
-                except Exception as exc:
-                    raise classify(exc, url, s.read_timeout) from None
-                try:
-                    location = response.headers.get("Location")
-                    if response.status not in REDIRECT_STATUSES or location is None:
-                        answer = await self._final(response, method, url, max_bytes)
-                        response.release()  # back to the pool only when fully read
-                        return answer
-                    if hop == s.max_redirects:
-                        raise FetchError("http_status", f"more than {s.max_redirects} redirects",
-                                         status=response.status, final_url=str(url))
-                    next_url = resolve_location(url, location)
-                finally:
-                    response.close()  # no-op after release(); else drops the connection
+            try:
+                async with self.gate.slot(_host_key(url), deadline):
+                    answer, next_url, status = await self._hop(method, url, hop, max_bytes)
+            except HostThrottled as exc:
+                raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
+                                 "pause (429/Retry-After) beyond this URL's deadline",
+                                 status=429, retryable=True, final_url=str(url)) from None
+            if answer is not None:
+                return answer
             if str(next_url) in seen:
-                raise FetchError("http_status", "redirect loop", status=response.status,
+                raise FetchError("http_status", "redirect loop", status=status,
                                  final_url=str(next_url))
             seen.add(str(next_url))
             url = next_url
         raise AssertionError("unreachable: the loop returns or raises")
 
-    @asynccontextmanager
-    async def _slot(self, url: URL, deadline: float | None) -> AsyncIterator[None]:
+    async def _hop(self, method: str, url: URL, hop: int,
+                   max_bytes: int) -> tuple[_Answer | None, URL, int]:
+        """One request: (the final answer, _, _) or (None, where it redirects, status)."""
+        s = self.settings
+        assert self._session is not None
         try:
-            async with self.gate.slot(_host_key(url), deadline):
-                yield
-        except HostThrottled as exc:
-            raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s pause "
-                                            "(429/Retry-After) beyond this URL's deadline",
-                             status=429, retryable=True, final_url=str(url)) from None
+            async with time_limit(s.connect_timeout + s.read_timeout):
+                response = await self._session.request(method, url, allow_redirects=False)
+        except Exception as exc:
+            raise classify(exc, url, s.read_timeout) from None
+        try:
+            location = response.headers.get("Location")
+            if response.status not in REDIRECT_STATUSES or location is None:
+                answer = await self._final(response, method, url, max_bytes)
+                response.release()  # back to the pool only when fully read
+                return answer, url, response.status
+            if hop == s.max_redirects:
+                raise FetchError("http_status", f"more than {s.max_redirects} redirects",
+                                 status=response.status, final_url=str(url))
+            return None, resolve_location(url, location), response.status
+        finally:
+            response.close()  # no-op after release(); else drops the connection
 
     async def _final(self, response: aiohttp.ClientResponse, method: str, url: URL,
                      max_bytes: int) -> _Answer:

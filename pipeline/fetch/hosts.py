@@ -8,9 +8,8 @@ used first), so memory stays bounded however many hosts a run meets.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 from aiolimiter import AsyncLimiter
 
@@ -35,10 +34,69 @@ class _Host:
 
     def __init__(self, per_host: int, rate: float) -> None:
         self.semaphore = asyncio.Semaphore(per_host)
-        self.limiter = _limiter(rate)
+        # rate=inf: no limiter at all (only the per-host concurrency and host slow-downs)
+        self.limiter: AsyncLimiter | None = _limiter(rate) if math.isfinite(rate) else None
         self.interval = 1.0 / rate
         self.not_before = 0.0  # loop time before which no request may start
         self.users = 0  # tasks holding or waiting for this entry
+
+
+class _Admission:
+    """``async with gate.admit(host)``: a class, not a generator context manager, because
+    it runs for every URL."""
+
+    __slots__ = ("entry", "gate", "host")
+
+    def __init__(self, gate: HostGate, host: str) -> None:
+        self.gate = gate
+        self.host = host
+        self.entry: _Host | None = None
+
+    async def __aenter__(self) -> None:
+        entry = self.entry = self.gate._entry(self.host)
+        entry.users += 1
+        try:
+            await entry.semaphore.acquire()
+        except BaseException:
+            entry.users -= 1
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self.entry is not None
+        self.entry.semaphore.release()
+        self.entry.users -= 1
+
+
+class _Slot:
+    """``async with gate.slot(host, deadline)``: runs for every request."""
+
+    __slots__ = ("deadline", "entry", "gate", "host")
+
+    def __init__(self, gate: HostGate, host: str, deadline: float | None) -> None:
+        self.gate = gate
+        self.host = host
+        self.deadline = deadline
+        self.entry: _Host | None = None
+
+    async def __aenter__(self) -> None:
+        entry = self.entry = self.gate._entry(self.host)
+        entry.users += 1
+        try:
+            if entry.not_before > 0:
+                loop = asyncio.get_running_loop()
+                while (delay := entry.not_before - loop.time()) > 0:
+                    if self.deadline is not None and entry.not_before > self.deadline:
+                        raise HostThrottled(self.host, delay)
+                    await asyncio.sleep(delay)
+            if entry.limiter is not None:
+                await entry.limiter.acquire()
+        except BaseException:
+            entry.users -= 1
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self.entry is not None
+        self.entry.users -= 1
 
 
 class HostGate:
@@ -79,40 +137,22 @@ class HostGate:
         for host in victims:
             del self._hosts[host]
 
-    @asynccontextmanager
-    async def admit(self, host: str) -> AsyncIterator[None]:
-        """Hold one of the ``per_host`` places of ``host`` for a whole URL.
+    def admit(self, host: str) -> _Admission:
+        """Hold one of the ``per_host`` places of ``host`` for a whole URL (``async with``).
 
         Time spent queueing here is politeness, not the URL's fault: callers start the URL's
         deadline only once admitted, so a long list for one host never times out in the queue.
         """
-        entry = self._entry(host)
-        entry.users += 1
-        try:
-            async with entry.semaphore:
-                yield
-        finally:
-            entry.users -= 1
+        return _Admission(self, host)
 
-    @asynccontextmanager
-    async def slot(self, host: str, deadline: float | None = None) -> AsyncIterator[None]:
-        """Pace one request to ``host``: wait out any slow-down, then the rate limiter.
+    def slot(self, host: str, deadline: float | None = None) -> _Slot:
+        """Pace one request to ``host`` (``async with``): wait out any slow-down, then the
+        rate limiter.
 
         Raise :class:`HostThrottled` rather than wait for a slow-down ending after
         ``deadline`` (loop time).
         """
-        entry = self._entry(host)
-        entry.users += 1
-        loop = asyncio.get_running_loop()
-        try:
-            while (delay := entry.not_before - loop.time()) > 0:
-                if deadline is not None and entry.not_before > deadline:
-                    raise HostThrottled(host, delay)
-                await asyncio.sleep(delay)
-            await entry.limiter.acquire()
-            yield
-        finally:
-            entry.users -= 1
+        return _Slot(self, host, deadline)
 
     def slow_down(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` (a 429 or 503 with Retry-After)."""

@@ -91,9 +91,12 @@ def _in(ip: IPAddress, networks: Iterable[IPNetwork]) -> bool:
 class NetworkPolicy:
     """Judge IP addresses: :meth:`refusal` gives the reason an address is refused, or None."""
 
+    MEMO_SIZE = 4096  # judgements remembered (a batch meets the same addresses again and again)
+
     def __init__(self, allow_net: Iterable[str] = (), allow_private: bool = False) -> None:
         self.allowed = parse_networks(allow_net)
         self.allow_private = allow_private
+        self._memo: dict[str | IPAddress, str | None] = {}
 
     @classmethod
     def from_settings(cls, settings: object) -> NetworkPolicy:
@@ -101,6 +104,16 @@ class NetworkPolicy:
 
     def refusal(self, address: str | IPAddress) -> str | None:
         """Why ``address`` may not be contacted (short text), or None when it may."""
+        try:
+            return self._memo[address]
+        except KeyError:
+            pass
+        if len(self._memo) >= self.MEMO_SIZE:
+            self._memo.clear()
+        reason = self._memo[address] = self._judge(address)
+        return reason
+
+    def _judge(self, address: str | IPAddress) -> str | None:
         try:
             ip = ipaddress.ip_address(address) if isinstance(address, str) else address
         except ValueError:

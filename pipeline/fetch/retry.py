@@ -6,11 +6,12 @@ cap), parsed defensively.
 from __future__ import annotations
 
 import math
+import random
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
 from tenacity import RetryCallState
-from tenacity.wait import wait_base, wait_random_exponential
+from tenacity.wait import wait_base
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -50,16 +51,25 @@ class RetryAfterHint(Exception):
     retry_after: float | None = None
 
 
+def retry_delay(exc: BaseException | None, attempt: int, *, initial: float = 0.5,
+                maximum: float = 8.0) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based): what the server
+    asked for (``exc.retry_after``), else full-jitter exponential backoff up to ``maximum``."""
+    hinted = getattr(exc, "retry_after", None)
+    if isinstance(hinted, (int, float)) and hinted >= 0:
+        return float(hinted)
+    return random.uniform(0, min(maximum, initial * 2 ** min(attempt - 1, 62)))
+
+
 class wait_retry_after_or_backoff(wait_base):
-    """Wait what the server asked for (``exc.retry_after``), else full-jitter backoff."""
+    """:func:`retry_delay` as a tenacity wait strategy."""
 
     def __init__(self, initial: float = 0.5, maximum: float = 8.0) -> None:
-        self._backoff = wait_random_exponential(multiplier=initial, max=maximum)
+        self._initial = initial
+        self._maximum = maximum
 
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
-        hinted = getattr(exc, "retry_after", None)
-        if isinstance(hinted, (int, float)) and hinted >= 0:
-            return float(hinted)
-        return self._backoff(retry_state)
+        return retry_delay(exc, retry_state.attempt_number, initial=self._initial,
+                           maximum=self._maximum)

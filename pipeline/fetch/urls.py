@@ -8,6 +8,7 @@ percent-encoding is normalised (yarl).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from urllib.parse import unquote
@@ -30,6 +31,8 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NUMERIC_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*|[0-9]+")
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_DOTTED_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
 _HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_\-]{0,61}[a-z0-9_])?")
 
 
@@ -95,6 +98,8 @@ def _canonical_host(url: URL) -> URL:
         except ValueError as exc:
             raise _invalid("invalid IPv6 host") from exc
         return url
+    if _DOTTED_QUAD.fullmatch(host):
+        return url  # already the canonical spelling of an IPv4 address
     ipv4 = parse_ipv4_host(host)
     if ipv4 is None:
         domain = _checked_domain(host.lower())
@@ -109,6 +114,13 @@ def parse_url(raw: str) -> URL:
     """Validate and normalise one URL; raise ``invalid_url`` or ``blocked`` (refused scheme)."""
     if not isinstance(raw, str):
         raise _invalid("URL is not a string")
+    return _parse_url(raw)
+
+
+# The extractor normalises a URL and the fetcher parses the result again right after: a
+# small memo makes the second parse free (the result is a pure function of the text).
+@functools.lru_cache(maxsize=256)
+def _parse_url(raw: str) -> URL:
     if len(raw) > MAX_URL_BYTES or len(raw.encode("utf-8", "surrogatepass")) > MAX_URL_BYTES:
         raise _invalid("URL longer than 8 KB")
     text = _TAB_NEWLINE.sub("", raw.strip())
@@ -133,9 +145,12 @@ def parse_url(raw: str) -> URL:
         url = _canonical_host(url)
         if not url.port:  # also makes yarl validate the port, which it does lazily
             raise _invalid("invalid port")
-        url = url.with_user(None).with_fragment(None)
+        if url.raw_user is not None or url.raw_password is not None:
+            url = url.with_user(None)
+        if url.raw_fragment:
+            url = url.with_fragment(None)
         text = str(url)
-        if not str(url.with_query(None)).endswith("/") and url.raw_path == "/":
+        if url.raw_path == "/" and not str(url.with_query(None)).endswith("/"):
             query = url.raw_query_string
             text = str(url.with_path("/")) + (f"?{query}" if query else "")
         result = URL(text, encoded=True)
@@ -155,9 +170,13 @@ def normalize_url(raw: str) -> str:
 
 def literal_ip(url: URL) -> IPAddress | None:
     """The IP address a (normalised) URL names directly, or None for a domain name."""
-    host = (url.raw_host or "").replace("%25", "%")
+    return _host_ip(url.raw_host or "")
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_ip(host: str) -> IPAddress | None:
     try:
-        return ipaddress.ip_address(host)
+        return ipaddress.ip_address(host.replace("%25", "%"))
     except ValueError:
         return None
 

@@ -44,7 +44,8 @@ memory = _Faulty("memory", _memory)
 slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the body as text
 
 SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
-              for n in ("crash", "hang", "die", "segfault", "memory", "slow"))
+              for n in ("crash", "hang", "die", "segfault", "memory", "slow", "echo",
+                        "cheap_echo"))
 
 
 class Upper:
@@ -61,3 +62,32 @@ class Upper:
 
 
 upper = Upper()
+
+
+class Echo:
+    """Well-behaved: the body as text, with the id of the process that handled it."""
+
+    name = "echo"
+    media_types = ("application/x-test-echo",)
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def handle(self, body: bytes, ctx) -> Document:
+        return Document(content=body.decode(), metadata={"pid": os.getpid()})
+
+
+class CheapEcho(Echo):
+    """An echo that says a body is cheap unless it reads ``costly`` (or raises on ``bad``)."""
+
+    name = "cheap_echo"
+    media_types = ("application/x-test-cheap-echo",)
+
+    def cheap(self, body: bytes, ctx) -> bool:
+        if body == b"bad":
+            raise ValueError("estimate bug")
+        return body != b"costly"
+
+
+echo = Echo()
+cheap_echo = CheapEcho()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from handlers import HandlerContext, registry_for
+from handlers.text import INLINE_MAX_BYTES
 from pipeline.errors import PipelineError
 from pipeline.workers import InlineRunner, ProcessRunner
 from tests.engine.faulty_handlers import SPECS
@@ -20,14 +22,14 @@ def registry():
 
 
 async def test_process_pool_survives_every_kind_of_failure(registry):
-    text = registry.get("text")
+    echo = registry.get("echo")
     async with ProcessRunner(2, timeout=2.0, specs=SPECS) as runner:
         for name in ("crash", "die", "segfault", "memory"):
             with pytest.raises(PipelineError) as caught:
                 await runner.run(registry.get(name), b"x", CTX)
             assert caught.value.kind == "extract", name
         # Every worker that died was replaced: the pool still answers, on both workers.
-        documents = await asyncio.gather(*(runner.run(text, b"still here", CTX) for _ in range(4)))
+        documents = await asyncio.gather(*(runner.run(echo, b"still here", CTX) for _ in range(4)))
         assert [d.content for d in documents] == ["still here"] * 4
 
 
@@ -39,7 +41,7 @@ async def test_hanging_handler_is_killed_and_others_in_flight_are_kept(registry)
         with pytest.raises(PipelineError, match="longer than 1s") as caught:
             await hung
         assert caught.value.kind == "extract"
-        after = await runner.run(registry.get("text"), b"fresh worker", CTX)
+        after = await runner.run(registry.get("echo"), b"fresh worker", CTX)
         assert after.content == "fresh worker"
 
 
@@ -77,7 +79,7 @@ async def test_a_cancelled_job_does_not_shrink_the_pool_or_mix_up_replies(regist
         slow.cancel()
         with pytest.raises(asyncio.CancelledError):
             await slow
-        document = await runner.run(registry.get("text"), b"next job", CTX)
+        document = await runner.run(registry.get("echo"), b"next job", CTX)
         assert document.content == "next job"
 
 
@@ -95,3 +97,22 @@ async def test_a_handler_the_workers_do_not_know_travels_pickled():
 
     async with ProcessRunner(1, timeout=5.0) as runner:
         assert (await runner.run(upper, b"shout", CTX)).content == "SHOUT"
+
+
+async def test_only_bodies_the_handler_calls_cheap_are_handled_inline(registry):
+    cheap_echo = registry.get("cheap_echo")
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS) as runner:
+        inline = await runner.run(cheap_echo, b"small", CTX)
+        costly = await runner.run(cheap_echo, b"costly", CTX)
+        faulty_estimate = await runner.run(cheap_echo, b"bad", CTX)
+        plain = await runner.run(registry.get("echo"), b"no estimate", CTX)
+    assert inline.metadata["pid"] == os.getpid()
+    assert {costly.metadata["pid"], faulty_estimate.metadata["pid"],
+            plain.metadata["pid"]}.isdisjoint({os.getpid()})
+
+
+def test_the_text_handler_is_cheap_only_for_small_utf8_bodies(registry):
+    text = registry.get("text")
+    assert text.cheap(b"plain words\n" * 100, CTX)
+    assert not text.cheap(b"x" * (INLINE_MAX_BYTES + 1), CTX)
+    assert not text.cheap("Caf\xe9".encode("latin-1"), CTX)  # would need charset detection

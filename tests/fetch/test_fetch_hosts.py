@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -50,6 +51,17 @@ async def test_slow_down_delays_that_hosts_next_request():
 
 async def test_rate_limit_spaces_requests():
     gate = HostGate(per_host=10, rate=1)  # one request per second, burst of one
+    await _enter(gate, "h")
+    second = asyncio.create_task(_enter(gate, "h"))
+    await asyncio.sleep(0.1)
+    assert not second.done()
+    second.cancel()
+
+
+async def test_infinite_rate_means_no_rate_limit_but_crawl_delay_still_holds():
+    gate = HostGate(per_host=10, rate=math.inf)
+    await asyncio.wait_for(asyncio.gather(*(_enter(gate, "h") for _ in range(200))), 2)
+    gate.set_interval("h", 10)  # robots.txt Crawl-delay
     await _enter(gate, "h")
     second = asyncio.create_task(_enter(gate, "h"))
     await asyncio.sleep(0.1)
