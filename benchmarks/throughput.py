@@ -109,7 +109,7 @@ def client_command(case: Case, urls: Path, out: Path, args: argparse.Namespace) 
             "--allow-net", "127.0.0.1/32", "--format", "text",
             "--concurrency", str(args.concurrency), "--workers", str(args.workers),
             # One host serves every URL: open the per-host politeness limits.
-            "--per-host", str(args.concurrency), "--rate", "100000",
+            "--per-host", str(args.concurrency), "--rate", "inf",
             *args.pipeline_arg,
         ]
     script = {"naive": "naive.py", "fetch": "fetch_only.py"}[case.tool]
