@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, names, text_length, text_of
 from handlers.html_extract import class_weight, link_density
 from handlers.html_tags import BLOCK_TAGS
 
@@ -145,6 +145,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
             continue
         if element.getparent() is None:
             continue
+        if element.tag == "pre":
+            return  # code: the header is over
         # Leaf-ish blocks only: a container holding the article must not be judged whole.
         if any(c.tag in BLOCK_TAGS for c in element):
             continue
@@ -203,10 +205,11 @@ def _blocks_backwards(main: etree._Element) -> list[etree._Element]:
 
 
 def _quoted(element: etree._Element, main: etree._Element) -> bool:
-    """Inside a blockquote: an embedded post or a quotation, part of the article."""
+    """Inside a blockquote (an embedded post or a quotation) or a code block: part of the
+    article ("join(parts)" is code, not a call to join)."""
     node = element
     while node is not None and node is not main:
-        if node.tag == "blockquote":
+        if node.tag in ("blockquote", "pre"):
             return True
         node = node.getparent()
     return False
@@ -254,10 +257,11 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None) ->
     _strip_header(main, title, byline)
     _drop_teasers(main)
     wanted_title = _squash(title or "")
+    code = inside_code(main)
     doomed = []
     for element in main.iter():
         tag = element.tag
-        if not isinstance(tag, str) or element is main:
+        if not isinstance(tag, str) or element is main or element in code:
             continue
         if _is_furniture(element, wanted_title):
             doomed.append(element)

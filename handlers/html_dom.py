@@ -51,3 +51,9 @@ def drop(element: etree._Element) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(element)
+
+
+def inside_code(root: etree._Element) -> set[etree._Element]:
+    """Every element below a ``<pre>`` or ``<code>``: highlighter spans whose classes
+    ("comment", "hljs-meta", "token tag") are syntax, not page furniture."""
+    return {node for block in root.iter("pre", "code") for node in block.iterdescendants()}

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, names, text_length, text_of
 from handlers.html_tags import BLOCK_TAGS
 
 # Name patterns are matched against lower-cased class/id strings (``names``).
@@ -28,7 +28,9 @@ _UNLIKELY = re.compile(
     r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
     r"tooltip|popover|hovercard|rollover",
 )
-_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow")
+# Names that say "this is the article" ("lead": the lede, whose "lead-" reads as an "ad-" slot).
+_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow|"
+                    r"\blead")
 _POSITIVE = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
 )
@@ -93,10 +95,11 @@ def remove_unlikely(root: etree._Element) -> None:
     "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
     """
     total = max(text_length(root), 1)
+    code = inside_code(root)
     doomed = []
     for element in root.iter():
         tag = element.tag
-        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY:
+        if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
         if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
                 or element.get("itemprop") == "comment"):
@@ -124,9 +127,10 @@ def _is_thread(element: etree._Element) -> bool:
 def take_threads(root: etree._Element) -> list[etree._Element]:
     """Detach and return the page's outermost comment threads (for ``include_comments``)."""
     threads: list[etree._Element] = []
+    code = inside_code(root)
     for element in root.iter():
         if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
-                and _is_thread(element)
+                and element not in code and _is_thread(element)
                 and not any(a in threads for a in element.iterancestors())):
             threads.append(element)
     for thread in threads:
@@ -163,6 +167,10 @@ def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, boo
     for element in root.iter():
         tag = element.tag
         if tag in _SCORED:
+            # A list item or quotation made of paragraphs: those score, not it as well (the
+            # text counted twice made a manual's option list outscore the whole manual).
+            if tag != "p" and any(inner is not element for inner in element.iter(*_SCORED)):
+                continue
             yield element, " ".join(text_of(element).split()), False
         elif tag in _LOOSE_TEXT:
             text = _own_text(element)
@@ -205,9 +213,14 @@ _CHUNK_CHARS = 200  # a chunk of the article holds at least a paragraph
 
 def _kind(element: etree._Element) -> tuple[str, str]:
     """Tag and first class name: chunks of one article share them ("block-text" and
-    "block-text block-text_initial-letter")."""
+    "block-text block-text_initial-letter"). A chunk without a class is known by its
+    parent's (the cells of ``<tr class="answer">`` rows in a FAQ)."""
     classes = (element.get("class") or "").split()
-    return element.tag, classes[0] if classes else ""
+    if classes:
+        return element.tag, classes[0]
+    parent = element.getparent()
+    parent_classes = [] if parent is None else (parent.get("class") or "").split()
+    return element.tag, f"{parent.tag}.{parent_classes[0]}>" if parent_classes else ""
 
 
 def best_candidate(root: etree._Element) -> etree._Element | None:

@@ -180,14 +180,19 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
     lowered = [c.lower() for c in cleaned]
     parts = {p.strip().lower() for d in declared for p in _TITLE_SEPARATORS.split(d)}
     site_low = (site or "").lower()
+    firsts = {_TITLE_SEPARATORS.split(d, maxsplit=1)[0].strip().lower() for d in declared if d}
+    headings = [h for h in _headings(root) if len(h) >= 4 and h.lower() != site_low]
     # A visible heading that a declared title repeats is the headline itself; one that is
-    # only a small part of it (the site name in the logo's <h1>) is not.
-    for heading in _headings(root):
+    # only a small part of it (the site name in the logo's <h1>) is not. Headlines come first
+    # in titles ("Data Types - The Book"): a heading repeating the first part beats a menu's
+    # or logo's heading repeating a later one, wherever each sits on the page.
+    for heading in headings:
         low = heading.lower()
-        if len(heading) < 4 or low == site_low:
-            continue
-        if low in parts or any(low == c or (low in c and len(low) >= 0.6 * len(c))
-                               for c in lowered):
+        if low in lowered or low in firsts:
+            return heading
+    for heading in headings:
+        low = heading.lower()
+        if low in parts or any(low in c and len(low) >= 0.6 * len(c) for c in lowered):
             return heading
     if cleaned:
         return cleaned[0]

@@ -17,8 +17,16 @@ from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
+# Language names some highlighters (rustdoc, older plugins) put bare on <pre>/<code>.
+_BARE_LANGUAGES = frozenset((
+    "bash", "c", "cpp", "csharp", "css", "go", "haskell", "html", "java", "javascript", "js",
+    "json", "kotlin", "lua", "perl", "php", "python", "ruby", "rust", "scala", "shell", "sql",
+    "swift", "toml", "typescript", "xml", "yaml",
+))
 _MAX_DEPTH = 200
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
+_PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
+_REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
 
 
 def code_language(element: etree._Element) -> str:
@@ -32,6 +40,10 @@ def code_language(element: etree._Element) -> str:
             return match.group(1).lower()
         if node.get("data-lang"):
             return node.get("data-lang", "").lower()
+    for node in (element, *element.iterchildren("code")):  # <pre class="rust">
+        bare = _BARE_LANGUAGES.intersection((node.get("class") or "").lower().split())
+        if bare:
+            return min(bare)
     return ""
 
 
@@ -49,13 +61,17 @@ class _Renderer:
         self.base_url = base_url
         self.blocks: list[str] = []
         self.depth = 0
+        self.in_heading = 0
         self.line: list[str] = []
 
     # -- output plumbing ------------------------------------------------------------------
     def flush(self, prefix: str = "") -> None:
         text = _SPACE.sub(" ", "".join(self.line)).strip()
         self.line = []
-        if text:
+        # A short block repeating the one before is a slideshow's per-slide title or a label
+        # rendered twice (its copies told apart only by a stylesheet we do not read).
+        if text and (len(text) >= _REPEAT_CHARS or not self.blocks
+                     or self.blocks[-1] != prefix + text):
             self.blocks.append(prefix + text)
 
     def inline(self, text: str | None) -> None:
@@ -106,7 +122,11 @@ class _Renderer:
     # -- elements ----------------------------------------------------------------------------
     def heading(self, element: etree._Element, level: int) -> None:
         self.flush()
-        self.children(element)
+        self.in_heading += 1  # a heading is emphasis enough: no "## **Title**"
+        try:
+            self.children(element)
+        finally:
+            self.in_heading -= 1
         self.flush("#" * level + " " if self.markdown else "")
 
     def tag_br(self, element: etree._Element) -> None:
@@ -118,12 +138,20 @@ class _Renderer:
             self.blocks.append("---")
 
     def _emphasis(self, element: etree._Element, mark: str) -> None:
-        if not self.markdown:
+        if not self.markdown or self.in_heading:
             self.children(element)
             return
         text = _SPACE.sub(" ", self.inner(element)).strip()
-        if text:
-            self.line.append(_spaced(element, f"{mark}{text}{mark}"))
+        if not text:
+            return
+        formatted = _spaced(element, f"{mark}{text}{mark}")
+        previous = self.line[-1] if self.line else ""
+        # Back-to-back runs (<b>Game D</b><b>ay</b>) join: "**Game D****ay**" is not markdown.
+        if (previous.endswith(mark) and previous.startswith(mark)
+                and not previous.endswith(mark + mark[0]) and formatted.startswith(mark)):
+            self.line[-1] = previous[: -len(mark)] + formatted[len(mark):]
+        else:
+            self.line.append(formatted)
 
     def tag_strong(self, element: etree._Element) -> None:
         self._emphasis(element, "**")
@@ -141,6 +169,8 @@ class _Renderer:
 
     def tag_a(self, element: etree._Element) -> None:
         href = element.get("href")
+        if href and href.startswith("#") and text_of(element).strip() in _PERMALINK_MARKS:
+            return  # a heading's permalink anchor ("Path#", "§Examples", "Usage¶")
         if not self.markdown or not href or href.startswith("#"):
             self.children(element)
             return

@@ -13,15 +13,20 @@ import re
 
 from lxml import etree
 
-_CHALLENGE = re.compile(
+# What interstitials say. The first group also names the subject of ordinary pages ("What is
+# a CAPTCHA?", "Access denied: court rejects appeal"): in the body it counts only beside a
+# vendor's challenge markup, and in the title only when the title says little else.
+_TOPICAL = (r"attention required|access denied|access to this page has been denied|"
+            r"request (?:was )?blocked|security check|captcha|bot detection|one more step")
+_INTERSTITIAL = (
     r"just a moment|checking (?:your|if the site connection is secure|the browser)|"
     r"verify(?:ing)? (?:you are|that you are) (?:a )?human|are you a (?:human|robot)|"
-    r"attention required|access denied|access to this page has been denied|"
-    r"request (?:was )?blocked|ddos protection|security check|captcha|bot detection|"
-    r"unusual traffic|please (?:complete|solve) the|press (?:&|and) hold|"
-    r"pardon our interruption|one more step",
-    re.IGNORECASE,
+    r"ddos protection|unusual traffic|please (?:complete|solve) the|press (?:&|and) hold|"
+    r"pardon our interruption"
 )
+_CHALLENGE = re.compile(f"{_INTERSTITIAL}|{_TOPICAL}", re.IGNORECASE)
+_CHALLENGE_UNMARKED = re.compile(_INTERSTITIAL, re.IGNORECASE)
+_TITLE_EXTRA_WORDS = 2  # "Attention Required! | Cloudflare", "Security check - Shop name"
 _CHALLENGE_MARKUP = re.compile(
     r"cf-browser-verification|cf-challenge|challenge-form|cf_chl_|g-recaptcha|h-captcha|"
     r"hcaptcha|turnstile|px-captcha|captcha-delivery|_incapsula_",
@@ -33,9 +38,20 @@ _NEEDS_JS = re.compile(
     r"doesn't work properly without javascript|without javascript enabled",
     re.IGNORECASE,
 )
+# On the visible page only a request counts: "How to enable JavaScript in Firefox" is a
+# (short) help page, "Please enable JavaScript to continue" is a shell.
+_ASKS_FOR_JS = re.compile(
+    r"(?:please|you (?:must|need to|have to|should)|must|need to)\s+"
+    r"(?:enable|turn on|activate|allow)\s+(?:javascript|js)\b|"
+    r"requires? (?:javascript|js)\b|"
+    r"javascript (?:is )?(?:required|disabled|must be enabled|needs to be enabled)|"
+    r"doesn't work properly without javascript|without javascript enabled",
+    re.IGNORECASE,
+)
 _PLACEHOLDER = re.compile(r"^\W*(?:loading|please wait|one moment)\W*$", re.IGNORECASE)
 _NOSCRIPT = re.compile(r"<noscript[^>]*>(.*?)</noscript>", re.IGNORECASE | re.DOTALL)
 _SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
+_WORD = re.compile(r"\w+")
 SHORT_PAGE = 1500  # visible characters: interstitials and shells say little
 
 
@@ -62,15 +78,20 @@ def challenge_reason(title: str, html: str, body: etree._Element | None,
     markup = _CHALLENGE_MARKUP.search(html) is not None
     # The title of an interstitial says so; a phrase in the body counts on a tiny page only.
     match = _CHALLENGE.search(title) if len(visible_text) < 800 else None
-    if match is None and (markup or len(visible_text) < 400):
+    if match is not None and len(_WORD.findall(title)) - len(
+            _WORD.findall(match.group(0))) > _TITLE_EXTRA_WORDS:
+        match = None  # a headline about the subject, not an interstitial's bare title
+    if match is None and markup:
         match = _CHALLENGE.search(visible_text)
+    if match is None and len(visible_text) < 400:
+        match = _CHALLENGE_UNMARKED.search(visible_text)
     if match:
         return f"bot challenge page ({match.group(0).lower()!r})"
     if markup and len(visible_text) < 300:
         return "bot challenge page (challenge markup)"
     if len(visible_text) < 200 and _SCRIPT.search(html):
         noscript = " ".join(_NOSCRIPT.findall(html))
-        needs_js = _NEEDS_JS.search(f"{noscript} {visible_text}")
+        needs_js = _NEEDS_JS.search(noscript) or _ASKS_FOR_JS.search(visible_text)
         if needs_js:
             return f"JavaScript app shell without content ({needs_js.group(0).lower()!r})"
         if _empty_mount(body):

@@ -109,6 +109,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--ordered", "ordered", True),
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
+    ("--include-comments", "include_comments", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
 )

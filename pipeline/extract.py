@@ -103,6 +103,11 @@ class NativeExtractor:
         record.elapsed_ms = round((time.monotonic() - started) * 1000)
         return record
 
+    def _handler_options(self, max_chars: int) -> dict[str, Any]:
+        s = self.settings
+        return {"max_chars": max_chars, "pdf_max_pages": s.pdf_max_pages,
+                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments}
+
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int) -> Record:
         assert self._fetcher is not None and self._runner is not None
@@ -115,7 +120,7 @@ class NativeExtractor:
         fields["handler"] = handler.name
         ctx = HandlerContext(url=target, final_url=result.final_url,
                              media_type=result.media_type, charset=result.charset,
-                             format=format, options={"max_chars": max_chars})
+                             format=format, options=self._handler_options(max_chars))
         document = await self._runner.run(handler, result.body, ctx)
         fields.update(title=document.title, format=document.format, metadata=document.metadata)
         if not document.content.strip():

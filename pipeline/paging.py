@@ -100,6 +100,7 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
         "backends": list(backends),
         "handlers": list(settings.handlers),
         "pdf_max_pages": settings.pdf_max_pages,
+        "include_comments": settings.include_comments,
     }
 
 

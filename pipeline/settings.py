@@ -63,10 +63,11 @@ class Settings(BaseModel):
     robots: bool = Field(False, description="honour robots.txt and Crawl-delay")
 
     # --- content
-    max_chars: int = Field(100_000, ge=50, description="content budget per URL, marker included")
+    max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
     format: OutputFormat = "markdown"
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
+    include_comments: bool = Field(False, description="append a page's comment threads")
 
     # --- providers and compressor (see pipeline.providers, pipeline.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")

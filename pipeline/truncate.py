@@ -67,8 +67,9 @@ def truncate(text: str, max_chars: int, marker: str = MARKER) -> Truncated:
     if len(text) <= max_chars:
         return Truncated(text, False, None)
     budget = max_chars - len(marker)
-    if budget <= 0:
-        return Truncated(marker[:max_chars], True, 0)
+    if budget <= 0:  # no room for the marker: a plain hard cut, still inside the budget
+        end = max(0, max_chars)
+        return Truncated(text[:end], True, end)
     cut = find_cut(text, budget)
     kept = text[: cut.end].rstrip()
     resume = cut.end

@@ -72,3 +72,8 @@ def test_cut_prefers_paragraph_then_sentence_then_word_then_hard(text, budget):
         assert text[cut.end].isspace()
     if cut.boundary == "hard":
         assert cut.end == budget and not any(c.isspace() for c in text[1 : budget + 1])
+
+
+def test_budget_smaller_than_the_marker_is_a_plain_cut_that_still_advances():
+    result = truncate("abcdefghijklmnopqrstuvwxyz", 5)
+    assert result == ("abcde", True, 5)

@@ -51,3 +51,12 @@ def test_clean_byline():
     assert clean_byline("By JANE DOE, AP Writer") == "JANE DOE, AP Writer"
     assert clean_byline("by Jeff FoustMonday, November 18, 2019") == "Jeff Foust"
     assert clean_byline("Jose AltoverosView More Articles") == "Jose Altoveros"
+
+
+def test_title_prefers_the_heading_repeating_the_titles_first_part():
+    # The menu's <h1> repeats the book's name (the title's last part); the chapter heading,
+    # later on the page, repeats its first part: that is the page's title.
+    html = ("<html><head><title>Data Types - The Rust Programming Language</title></head><body>"
+            "<div class='menu'><h1 class='menu-title'>The Rust Programming Language</h1></div>"
+            "<main><h2>Data Types</h2><p>Every value has a type.</p></main></body></html>")
+    assert extract_metadata(parse(html), "https://example.org/")[0] == "Data Types"
