@@ -8,6 +8,7 @@ would. Markdown keeps headings, emphasis, links (made absolute), images (``data:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from urllib.parse import urljoin
 
 from lxml import etree
@@ -23,7 +24,7 @@ _BARE_LANGUAGES = frozenset((
     "json", "kotlin", "lua", "perl", "php", "python", "ruby", "rust", "scala", "shell", "sql",
     "swift", "toml", "typescript", "xml", "yaml",
 ))
-_MAX_DEPTH = 200
+_MAX_DEPTH = 100  # each level costs up to ~5 Python frames; the limit is 1000
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
 _PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
 _REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
@@ -243,7 +244,7 @@ class _Renderer:
     def tag_table(self, element: etree._Element) -> None:
         self.flush()
         rows = []
-        for row in element.iter("tr"):
+        for row in _own_rows(element):
             cells = [
                 _SPACE.sub(" ", self.inner(cell)).strip().replace("|", "\\|")
                 for cell in row if cell.tag in ("td", "th")
@@ -263,6 +264,16 @@ class _Renderer:
         lines = ["| " + " | ".join(padded[0]) + " |", "|" + " --- |" * width]
         lines += ["| " + " | ".join(r) + " |" for r in padded[1:]]
         self.blocks.append("\n".join(lines))
+
+
+def _own_rows(table: etree._Element) -> Iterator[etree._Element]:
+    """The rows of ``table`` itself, not of tables nested in its cells (rendering those
+    here as well doubled the work at each level: 22 nested tables took 33 s)."""
+    for child in table:
+        if child.tag == "tr":
+            yield child
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            yield from (row for row in child if row.tag == "tr")
 
 
 def render(element: etree._Element, *, markdown: bool, base_url: str = "") -> str:

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from handlers.decode import clean_text
+from handlers.pdf_bounds import check_inflated_size
 from handlers.registry import HandlerContext
 from handlers.sniff import classify
 from pipeline.errors import PipelineError
@@ -154,6 +155,7 @@ class PdfHandler:
             ) from None
         max_pages = int(ctx.options.get("pdf_max_pages", DEFAULT_MAX_PAGES))
         time_limit = float(ctx.options.get("pdf_time_limit", DEFAULT_TIME_LIMIT))
+        check_inflated_size(body)
         with _PDFIUM_LOCK:
             doc = _open(pdfium, body)
             try:

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from handlers.sniff import SNIFF_BYTES, Sniffed, classify, is_textual, obviously_unsupported
+from handlers.sniff import (
+    SNIFF_BYTES,
+    Sniffed,
+    classify,
+    is_textual,
+    mostly_binary,
+    obviously_unsupported,
+)
 from pipeline.errors import PipelineError
 from pipeline.models import Document, OutputFormat
 
@@ -137,7 +144,7 @@ class HandlerRegistry:
             return handler
         labelled = None if label in GENERIC_TYPES else self._by_type(label)
         if labelled is not None:
-            if found.strength == "binary" and is_textual(label):
+            if found.strength == "binary" and is_textual(label) and mostly_binary(head):
                 raise PipelineError("unsupported_type", _refusal(found, label))
             if found.strength == "markup" and not is_textual(label) and not labelled.sniff(head):
                 # e.g. an HTML error page served as application/pdf

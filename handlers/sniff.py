@@ -96,6 +96,8 @@ _SIGNATURES: tuple[_Magic, ...] = (
 # Control bytes that never occur in text (tab, LF, FF, CR and ESC are left out).
 _CONTROL_BYTES = bytes(sorted(set(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D, 0x1B} | {0x7F}))
 _MAX_CONTROL_SHARE = 0.01
+_LABELLED_CONTROL_TRACE = 4
+_LABELLED_CONTROL_SHARE = 0.03
 
 _WIDE_BOMS = (  # UTF-8's BOM is simply skipped: its text is checked byte by byte
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -154,6 +156,17 @@ def _is_binary(head: bytes) -> bool:
         return True
     controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls > max(1, len(head) * _MAX_CONTROL_SHARE)
+
+
+def mostly_binary(head: bytes) -> bool:
+    """More than a few stray NUL/control bytes: what a text label cannot excuse.
+
+    Unlabelled bytes are judged strictly (any NUL is binary, as in the WHATWG sniffing
+    rules); a body labelled as text only loses that label when control bytes are more than
+    :data:`_LABELLED_CONTROL_SHARE` of its head, so a page with a stray NUL is still read
+    (decoding strips the NULs)."""
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES + b"\x00"))
+    return controls > max(_LABELLED_CONTROL_TRACE, len(head) * _LABELLED_CONTROL_SHARE)
 
 
 def _decode_head(head: bytes) -> str | None:

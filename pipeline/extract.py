@@ -20,7 +20,7 @@ from pipeline.fetch.base import Fetcher, FetchError
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.settings import Settings, load_settings
-from pipeline.truncate import truncate
+from pipeline.truncate import clip_metadata, clip_title, truncate
 from pipeline.workers import InlineRunner, Runner
 
 SNIFF_BYTES = 1024
@@ -122,7 +122,8 @@ class NativeExtractor:
                              media_type=result.media_type, charset=result.charset,
                              format=format, options=self._handler_options(max_chars))
         document = await self._runner.run(handler, result.body, ctx)
-        fields.update(title=document.title, format=document.format, metadata=document.metadata)
+        fields.update(title=clip_title(document.title), format=document.format,
+                      metadata=clip_metadata(document.metadata))
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = truncate(document.content, max_chars)

@@ -8,7 +8,7 @@ always a prefix of the input (trailing whitespace at the cut dropped).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MARKER = " ... [truncated]"  # a space keeps it off the last word or full stop
 
@@ -76,3 +76,25 @@ def truncate(text: str, max_chars: int, marker: str = MARKER) -> Truncated:
     while resume < len(text) and text[resume].isspace():
         resume += 1
     return Truncated(kept + marker, True, resume)
+
+
+TITLE_CHARS = 1_000
+METADATA_CHARS = 2_000
+METADATA_ITEMS = 50
+
+
+def clip_title(title: str | None) -> str | None:
+    """A title bounded like content: a hostile page cannot make the record huge through it."""
+    return truncate(title, TITLE_CHARS).text if title else title
+
+
+def clip_metadata(value: Any) -> Any:
+    """``value`` with every string cut to ``METADATA_CHARS`` and every list or mapping to
+    ``METADATA_ITEMS`` entries, at any depth: metadata is never the unbounded part of a record."""
+    if isinstance(value, str):
+        return truncate(value, METADATA_CHARS).text
+    if isinstance(value, dict):
+        return {k: clip_metadata(v) for k, v in list(value.items())[:METADATA_ITEMS]}
+    if isinstance(value, list | tuple):
+        return [clip_metadata(v) for v in value[:METADATA_ITEMS]]
+    return value

@@ -77,3 +77,20 @@ def test_cut_prefers_paragraph_then_sentence_then_word_then_hard(text, budget):
 def test_budget_smaller_than_the_marker_is_a_plain_cut_that_still_advances():
     result = truncate("abcdefghijklmnopqrstuvwxyz", 5)
     assert result == ("abcde", True, 5)
+
+
+def test_titles_and_metadata_are_clipped_at_any_depth():
+    from pipeline.truncate import (
+        METADATA_CHARS,
+        METADATA_ITEMS,
+        TITLE_CHARS,
+        clip_metadata,
+        clip_title,
+    )
+    assert len(clip_title("T " * 100_000)) <= TITLE_CHARS and clip_title(None) is None
+    clipped = clip_metadata({"description": "d " * 100_000, "n": 3,
+                             "tags": ["t " * 5_000] * 1_000, "ld": {"x": ["y " * 5_000]}})
+    assert len(clipped["description"]) <= METADATA_CHARS and clipped["n"] == 3
+    assert len(clipped["tags"]) == METADATA_ITEMS
+    assert all(len(t) <= METADATA_CHARS for t in clipped["tags"])
+    assert len(clipped["ld"]["x"][0]) <= METADATA_CHARS

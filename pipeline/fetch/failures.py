@@ -1,8 +1,8 @@
 """Map whatever one HTTP request can throw to a short, sanitised :class:`FetchError`.
 
 Messages are ours (host, cause), never the server's bytes; ``retryable`` marks failures worth
-another attempt (connection trouble, timeouts, broken bodies), not permanent ones (DNS, TLS,
-malformed responses).
+another attempt (connection trouble, timeouts, broken bodies, malformed responses — possibly
+left over on a reused connection), not permanent ones (DNS, TLS).
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def classify(exc: BaseException, url: URL, read_timeout: float) -> FetchError:
         return FetchError("network", f"broken response body from {host} (truncated or bad "
                                      "transfer/content encoding)", retryable=True)
     if isinstance(exc, HttpProcessingError | aiohttp.ClientResponseError):
-        return FetchError("network", f"malformed HTTP response from {host}")
+        # Retryable: on a kept-alive connection the garbage may be left over from the
+        # previous answer (a server that sent a body after a HEAD); a retry gets a fresh one.
+        return FetchError("network", f"malformed HTTP response from {host}", retryable=True)
     if isinstance(exc, aiohttp.ClientOSError | ConnectionError):
         return FetchError("network", f"connection to {host} failed", retryable=True)
     return FetchError("network", f"request to {host} failed: {type(exc).__name__}")

@@ -19,7 +19,7 @@ from pipeline.fetch.urls import check_target, parse_url
 from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.http import VendorError
-from pipeline.truncate import truncate
+from pipeline.truncate import clip_metadata, clip_title, truncate
 
 MAX_URL_CHARS = 8192
 _BINARY_SAMPLE = 4096
@@ -86,7 +86,7 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
     """One record from a vendor's page, held to our own rules: the final URL re-checked by
     the safety ``policy``, no binary payloads, no empty pages, content truncated to
     ``options.max_chars``."""
-    meta = {k: v for k, v in (metadata or {}).items() if v not in (None, "", [], {})}
+    meta = clip_metadata({k: v for k, v in (metadata or {}).items() if v not in (None, "", [], {})})
     meta["provider"] = provider
     base = {"handler": provider, "metadata": meta,
             "status": status if isinstance(status, int) else None,
@@ -112,7 +112,7 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
                               final_url=final, **base)
     cut = truncate(text, options.max_chars)
     clean_title = clean_text(title).strip() if isinstance(title, str) else None
-    return Record(url=url, ok=True, final_url=final, title=clean_title or None,
+    return Record(url=url, ok=True, final_url=final, title=clip_title(clean_title) or None,
                   content=cut.text, format=fmt or options.format, truncated=cut.truncated,
                   next_offset=cut.next_offset, chars=len(cut.text), **base)
 

@@ -100,3 +100,28 @@ async def test_lying_small_content_length_reads_only_what_it_announced(make_sett
             HttpFetcher(make_settings(retries=0, head=False)) as client:
         result = await client.fetch(base + "/")
     assert result.body == b"hello"
+
+
+async def test_body_left_over_after_a_head_costs_a_retry_not_the_page(make_settings,
+                                                                       raw_server):
+    # A buggy server sends a body after its HEAD answer on a kept-alive connection; the GET
+    # reusing that connection reads the leftover as its status line. A fresh connection
+    # (the retry) gets the page.
+    page = b"<p>the page</p>"
+
+    async def buggy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            request = await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(page))
+            if request.startswith(b"HEAD"):
+                await writer.drain()
+                await asyncio.sleep(0.1)  # after the client took the connection back
+                writer.write(b"garbage after HEAD\r\n\r\n")  # the bug
+            else:
+                writer.write(page)
+            await writer.drain()
+
+    async with raw_server(buggy) as base, HttpFetcher(make_settings(retries=1)) as client:
+        result = await client.fetch(base + "/")
+    assert result.body == page

@@ -1,0 +1,58 @@
+"""``pipeline.web_extract`` in-process against the hostile-server zoo: the library gives
+the same guarantees as the command (one record per URL, acceptable kinds, bounded records)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pipeline import web_extract
+from pipeline.settings import Settings
+from pipeline.truncate import METADATA_CHARS, TITLE_CHARS
+from tests.hostile.zoo import MAX_BYTES, OK, Zoo
+
+MAX_CHARS = 20_000
+SETTINGS = Settings(timeout=3, read_timeout=1, connect_timeout=1, max_bytes=MAX_BYTES,
+                    retries=1, retry_after_cap=1, rate=1000, per_host=128, concurrency=128,
+                    max_chars=MAX_CHARS, allow_net=["127.0.0.1/32"], cache=False)
+BOUND = 30  # seconds for the whole call: a hang is a failure
+
+
+@pytest.fixture(scope="module")
+def zoo():
+    zoo = Zoo().start()
+    yield zoo
+    zoo.stop()
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _strings(item)
+
+
+async def test_web_extract_over_the_zoo(zoo):
+    cases = zoo.listed()
+    urls = [zoo.url(case.name) for case in cases]
+    response = await asyncio.wait_for(web_extract(urls, settings=SETTINGS), BOUND)
+    assert response.ok and [r.url for r in response.records] == urls
+    wrong = {}
+    for case, record in zip(cases, response.records, strict=True):
+        got = OK if record.ok else record.error.kind
+        if got not in case.kinds:
+            wrong[case.name] = (got, record.error and record.error.message)
+        assert len(record.content or "") <= MAX_CHARS
+        assert len(record.title or "") <= TITLE_CHARS
+        assert all(len(s) <= METADATA_CHARS for s in _strings(record.metadata))
+    assert not wrong, "\n".join(f"{k}: {v}" for k, v in wrong.items())
+
+
+async def test_a_huge_title_and_description_are_clipped(zoo):
+    response = await web_extract([zoo.url("huge-title")], settings=SETTINGS)
+    record = response.records[0]
+    assert record.ok and record.title.startswith("TTT") and len(record.title) <= TITLE_CHARS
+    assert record.metadata["description"].startswith("DDD")
+    assert len(record.metadata["description"]) <= METADATA_CHARS
