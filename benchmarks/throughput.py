@@ -322,8 +322,10 @@ def main(argv: list[str] | None = None) -> None:
                 for case in group:
                     rows.append(run_case(case, base_url, server, Path(tmp), args))
                     print(rows_table(rows[-1:])[-1], flush=True)
-    command = "python benchmarks/throughput.py " + " ".join(argv if argv is not None
-                                                             else sys.argv[1:])
+    given = list(argv if argv is not None else sys.argv[1:])
+    if args.json and "--json" in given:  # a local output path does not belong in the README
+        del given[given.index("--json"):given.index("--json") + 2]
+    command = "python benchmarks/throughput.py " + " ".join(given)
     section = report(rows, limits, command.strip(), cores)
     print("\n" + section)
     if not args.no_readme:
