@@ -13,7 +13,7 @@ a subprocess whose whole process tree is measured (``measure.py``):
 times the number of cores (``cpu_limit.py``). The table goes to stdout and into
 ``benchmarks/README.md`` between the ``throughput`` markers.
 
-    python benchmarks/throughput.py            # the full run (about 15-20 minutes, 2 cores)
+    python benchmarks/throughput.py            # the full run (about 10 minutes on 2 cores)
     python benchmarks/throughput.py --quick    # N=500 smoke run
     python benchmarks/throughput.py --only 'fetch:*' --only 'naive:html:*:50'
 """
