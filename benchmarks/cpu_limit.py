@@ -1,0 +1,66 @@
+"""The CPU-bound limit: our handler over the corpus pages in memory, on one core.
+
+No network, no engine: ``handlers.default_registry()`` picks the handler for each page as the
+engine would and runs it. The batch throughput can at best be this single-core rate times the
+number of cores (less whatever the corpus server and the event loop use of them).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from corpus_server import PageKind, load_pages, text_page
+
+from handlers import HandlerContext, default_registry
+
+MEDIA_TYPES = {"html": "text/html", "text": "text/plain"}
+
+
+@dataclass(frozen=True)
+class CpuLimit:
+    kind: PageKind
+    handler: str
+    pages: int
+    failures: int
+    ms_per_page: float
+
+    @property
+    def single_core_rate(self) -> float:
+        return 1000.0 / self.ms_per_page
+
+
+def measure_cpu_limit(kind: PageKind, warmup: int = 10) -> CpuLimit:
+    """Average CPU time of the handler per page over every corpus page (one pass)."""
+    pages = load_pages()
+    if kind == "text":
+        pages = [text_page(p) for p in pages]
+    media_type = MEDIA_TYPES[kind]
+    registry = default_registry()
+    handler = registry.select(media_type, pages[0][:1024])
+
+    def run(index: int, body: bytes) -> bool:
+        ctx = HandlerContext(url=f"http://127.0.0.1/p/{index}", media_type=media_type,
+                             charset="utf-8", format="text")
+        try:
+            registry.select(media_type, body[:1024]).handle(body, ctx)
+        except Exception:  # an empty or refused page still costs its parse
+            return False
+        return True
+
+    for index, body in enumerate(pages[:warmup]):
+        run(index, body)
+    started = time.process_time()
+    failures = sum(not run(index, body) for index, body in enumerate(pages))
+    elapsed = time.process_time() - started
+    return CpuLimit(kind, handler.name, len(pages), failures, 1000.0 * elapsed / len(pages))
+
+
+if __name__ == "__main__":
+    import argparse
+    import dataclasses
+    import json
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=tuple(MEDIA_TYPES))
+    print(json.dumps(dataclasses.asdict(measure_cpu_limit(parser.parse_args().kind))))

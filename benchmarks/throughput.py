@@ -1,0 +1,339 @@
+"""Batch throughput: the pipeline against a naive script, a fetch-only loop and the CPU limit.
+
+For each page kind (html, text), latency (0, 50 ms) and size N (2,000, 20,000) the corpus
+server (``corpus_server.py``, its own process) serves N distinct URLs and each client runs as
+a subprocess whose whole process tree is measured (``measure.py``):
+
+* ``pipeline``: ``python -m pipeline`` with the per-host politeness limits opened
+  (``--per-host``/``--rate``), since every benchmark URL is on one host;
+* ``naive``: aiohttp + gather + semaphore + readability-lxml on the event loop (html only);
+* ``fetch``: the same loop with the body dropped — the ceiling of the fetch path.
+
+``cpu:<kind>`` is the CPU-bound limit: our handler over the pages in memory on one core,
+times the number of cores (``cpu_limit.py``). The table goes to stdout and into
+``benchmarks/README.md`` between the ``throughput`` markers.
+
+    python benchmarks/throughput.py            # the full run (about 10 minutes on 2 cores)
+    python benchmarks/throughput.py --quick    # N=500 smoke run
+    python benchmarks/throughput.py --only 'fetch:*' --only 'naive:html:*:50'
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from itertools import groupby
+from pathlib import Path
+
+import psutil
+from corpus_server import serve_in_subprocess
+from measure import Measurement, run_measured
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+README = BENCH / "README.md"
+START, END = "<!-- throughput:start -->", "<!-- throughput:end -->"
+
+KINDS = ("html", "text")
+LATENCIES = (0.0, 0.05)
+SIZES = (2_000, 20_000)
+QUICK_SIZES = (500,)
+# The naive client runs readability on one core: about 30 ms a page, so 20,000 pages take
+# ~10 minutes per latency while its rate does not depend on N. Select it with --only.
+DEFAULT_EXCLUDE = ("naive:html:20000:*",)
+CASE_TIMEOUT = 1800.0
+
+
+@dataclass(frozen=True)
+class Case:
+    tool: str  # pipeline | naive | fetch
+    kind: str
+    n: int
+    latency: float
+
+    @property
+    def id(self) -> str:
+        return f"{self.tool}:{self.kind}:{self.n}:{round(self.latency * 1000)}"
+
+
+@dataclass
+class Row:
+    case: Case
+    wall_s: float
+    cpu_s: float
+    server_cpu_s: float
+    peak_mib: float
+    ok: int
+    errors: int
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.case.n / self.wall_s if self.wall_s else 0.0
+
+
+def matrix(sizes: tuple[int, ...]) -> list[Case]:
+    return [
+        Case(tool, kind, n, latency)
+        for kind in KINDS for latency in LATENCIES for n in sizes
+        for tool in ("pipeline", "naive", "fetch")
+        if not (tool == "naive" and kind != "html")
+    ]
+
+
+def selected(ids: list[str], only: list[str] | None) -> list[str]:
+    if only:
+        return [i for i in ids if any(fnmatch.fnmatchcase(i, p) for p in only)]
+    return [i for i in ids if not any(fnmatch.fnmatchcase(i, p) for p in DEFAULT_EXCLUDE)]
+
+
+def subprocess_env() -> dict[str, str]:
+    """Children import this checkout's ``pipeline`` and ``handlers`` (repo root on the path)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def client_command(case: Case, urls: Path, out: Path, args: argparse.Namespace) -> list[str]:
+    if case.tool == "pipeline":
+        return [
+            sys.executable, "-m", "pipeline", str(urls), "-o", str(out), "--quiet",
+            "--allow-net", "127.0.0.1/32", "--format", "text",
+            "--concurrency", str(args.concurrency), "--workers", str(args.workers),
+            # One host serves every URL: open the per-host politeness limits.
+            "--per-host", str(args.concurrency), "--rate", "inf",
+            *args.pipeline_arg,
+        ]
+    script = {"naive": "naive.py", "fetch": "fetch_only.py"}[case.tool]
+    return [sys.executable, str(BENCH / script), str(urls), "--concurrency", str(args.concurrency)]
+
+
+def count_records(case: Case, out: Path, measured: Measurement) -> tuple[int, int, dict[str, int]]:
+    """(ok, errors, errors by kind) from the pipeline's JSONL or a baseline's summary line."""
+    if case.tool != "pipeline":
+        lines = measured.stdout.strip().splitlines()
+        summary = json.loads(lines[-1]) if lines else {"ok": 0, "errors": case.n}
+        return summary["ok"], summary["errors"], {}
+    kinds: Counter[str] = Counter()
+    ok = 0
+    if out.exists():
+        with out.open(encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if record.get("ok"):
+                    ok += 1
+                else:
+                    kinds[(record.get("error") or {}).get("kind", "?")] += 1
+    missing = case.n - ok - sum(kinds.values())
+    if missing:
+        kinds["missing_record"] = missing
+    return ok, sum(kinds.values()), dict(kinds)
+
+
+def run_case(case: Case, base_url: str, server: psutil.Process, workdir: Path,
+             args: argparse.Namespace) -> Row:
+    urls, out = workdir / f"{case.id.replace(':', '_')}.txt", workdir / "out.jsonl"
+    urls.write_text("".join(f"{base_url}/p/{i}\n" for i in range(case.n)))
+    out.unlink(missing_ok=True)
+    before = server.cpu_times()
+    measured = run_measured(client_command(case, urls, out, args), cwd=REPO,
+                            env=subprocess_env(), timeout=CASE_TIMEOUT)
+    after = server.cpu_times()
+    ok, errors, kinds = count_records(case, out, measured)
+    note = "" if measured.returncode == 0 else f"exit {measured.returncode}: " + (
+        measured.stderr.strip().splitlines() or [""])[-1][:120]
+    out.unlink(missing_ok=True)
+    urls.unlink()
+    return Row(case, measured.wall_s, measured.cpu_s,
+               (after.user + after.system) - (before.user + before.system),
+               measured.peak_rss_bytes / 2**20, ok, errors, kinds, note)
+
+
+def run_cpu_limit(kind: str) -> dict:
+    measured = run_measured([sys.executable, str(BENCH / "cpu_limit.py"), kind], cwd=REPO,
+                            env=subprocess_env(), timeout=CASE_TIMEOUT)
+    if measured.returncode != 0:
+        tail = (measured.stderr.strip().splitlines() or ["?"])[-1]
+        return {"kind": kind, "error": tail[:160]}
+    return json.loads(measured.stdout.strip().splitlines()[-1])
+
+
+# --- report ---------------------------------------------------------------------------------
+
+def machine() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = " (" + line.split(":", 1)[1].strip() + ")"
+                break
+    except OSError:
+        pass
+    ram = psutil.virtual_memory().total / 2**30
+    return (f"{os.cpu_count()} cores{model}, {ram:.0f} GiB RAM, Python "
+            f"{platform.python_version()}, {platform.system()} {platform.release()}")
+
+
+def rows_table(rows: list[Row]) -> list[str]:
+    lines = [
+        "| case | URLs/s | wall s | client CPU s | server CPU s | peak RSS MiB | ok | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        errors = str(r.errors)
+        if r.error_kinds:
+            errors += " (" + ", ".join(f"{k} {v}" for k, v in sorted(r.error_kinds.items())) + ")"
+        if r.note:
+            errors += f" — {r.note}"
+        lines.append(f"| `{r.case.id}` | {r.rate:,.0f} | {r.wall_s:.1f} | {r.cpu_s:.1f} | "
+                     f"{r.server_cpu_s:.1f} | {r.peak_mib:,.0f} | {r.ok:,} | {errors} |")
+    return lines
+
+
+def limits_table(limits: list[dict], cores: int) -> list[str]:
+    lines = ["| case | handler | ms/page (1 core) | URLs/s (1 core) | URLs/s × "
+             f"{cores} cores | failed pages |", "|---|---|---:|---:|---:|---:|"]
+    for lim in limits:
+        if "error" in lim:
+            lines.append(f"| `cpu:{lim['kind']}` | — | — | — | — | {lim['error']} |")
+            continue
+        rate = 1000.0 / lim["ms_per_page"]
+        lines.append(f"| `cpu:{lim['kind']}` | {lim['handler']} | {lim['ms_per_page']:.1f} | "
+                     f"{rate:,.1f} | {rate * cores:,.1f} | {lim['failures']}/{lim['pages']} |")
+    return lines
+
+
+def verdict(ok: bool) -> str:
+    return "**hit**" if ok else "**MISS**"
+
+
+def targets(rows: list[Row], limits: list[dict], cores: int) -> list[str]:
+    """Hit/miss per target of issue 2, for every case pair that was measured."""
+    by_id = {r.case.id: r for r in rows}
+    cpu = {lim["kind"]: 1000.0 / lim["ms_per_page"] for lim in limits if "error" not in lim}
+    sizes = sorted({r.case.n for r in rows})
+    out: list[str] = []
+    for n in sizes:
+        ours = by_id.get(f"pipeline:html:{n}:50")
+        if ours is None:
+            continue
+        naive = by_id.get(f"naive:html:{n}:50") or next(
+            (by_id[f"naive:html:{m}:50"] for m in sizes if f"naive:html:{m}:50" in by_id), None)
+        if naive is not None:
+            ratio = ours.rate / naive.rate
+            out.append(f"- HTML, 50 ms, N={n:,}: pipeline {ours.rate:,.1f} URLs/s vs naive "
+                       f"{naive.rate:,.1f} (N={naive.case.n:,}) = {ratio:.2f}× "
+                       f"(target ≥ 2×): {verdict(ratio >= 2)}")
+        if "html" in cpu:
+            limit = cpu["html"] * cores
+            server_cores = ours.server_cpu_s / ours.wall_s
+            ratio = ours.rate / limit
+            out.append(f"- HTML, 50 ms, N={n:,}: pipeline {ours.rate:,.1f} URLs/s vs CPU limit "
+                       f"{limit:,.1f} ({cores} cores × {cpu['html']:,.1f}) = {ratio:.0%} "
+                       f"(target ≥ 80%): {verdict(ratio >= 0.8)}; the corpus server used "
+                       f"{server_cores:.2f} of the {cores} cores meanwhile, so the limit left "
+                       f"to the client was {cpu['html'] * (cores - server_cores):,.1f}")
+    for n in sizes:
+        for latency in (0, 50):
+            ours, fetch = by_id.get(f"pipeline:text:{n}:{latency}"), by_id.get(
+                f"fetch:text:{n}:{latency}")
+            if ours and fetch:
+                ratio = ours.rate / fetch.rate
+                out.append(f"- text, {latency} ms, N={n:,}: pipeline {ours.rate:,.0f} URLs/s vs "
+                           f"fetch-only {fetch.rate:,.0f} = {ratio:.0%} (target ≥ 50%): "
+                           f"{verdict(ratio >= 0.5)}")
+    for kind in KINDS:
+        for latency in (0, 50):
+            series = sorted((r for r in rows if r.case.tool == "pipeline" and r.case.kind == kind
+                             and round(r.case.latency * 1000) == latency), key=lambda r: r.case.n)
+            if len(series) >= 2:
+                small, large = series[0], series[-1]
+                ratio = large.peak_mib / small.peak_mib
+                out.append(f"- memory, {kind}, {latency} ms: peak {large.peak_mib:,.0f} MiB at "
+                           f"N={large.case.n:,} vs {small.peak_mib:,.0f} MiB at "
+                           f"N={small.case.n:,} = {ratio:.2f}× (target ≤ 1.2×): "
+                           f"{verdict(ratio <= 1.2)}")
+    return out or ["- (no case pair measured for any target)"]
+
+
+def report(rows: list[Row], limits: list[dict], command: str, cores: int) -> str:
+    return "\n".join([
+        "## Throughput", "",
+        f"Command: `{command}`  ", f"Machine: {machine()}", "",
+        "Case ids are `tool:page kind:N:latency ms`. URLs/s = N / wall time. CPU is summed "
+        "over the client's process tree (`getrusage` of reaped children); the corpus server "
+        "runs in its own process and its CPU is counted apart. Peak RSS is the largest sum of "
+        "RSS over the client's process tree, sampled every 50 ms (shared pages of forked "
+        "workers are counted once per process, so it is an upper bound). The pipeline runs "
+        "with the per-host politeness limits opened (`--per-host`, `--rate`) because every "
+        "URL is on one host.", "",
+        *rows_table(rows), "", *limits_table(limits, cores), "", "Targets:", "",
+        *targets(rows, limits, cores),
+    ])
+
+
+def write_readme(section: str) -> None:
+    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
+    block = f"{START}\n{section}\n{END}"
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        text = head + block + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    README.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N=500 only (smoke run)")
+    parser.add_argument("--only", action="append", metavar="GLOB",
+                        help="case ids to run, e.g. 'pipeline:html:*:50' or 'cpu:*' (repeatable)")
+    parser.add_argument("--concurrency", type=int, default=256, help="requests in flight")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="pipeline process-pool size")
+    parser.add_argument("--pipeline-arg", action="append", default=[],
+                        help="extra argument for the pipeline command (repeatable)")
+    parser.add_argument("--json", type=Path, help="also write raw results here")
+    parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    args = parser.parse_args(argv)
+
+    cases = {c.id: c for c in matrix(QUICK_SIZES if args.quick else SIZES)}
+    chosen = selected([*cases, *(f"cpu:{k}" for k in KINDS)], args.only)
+    cores = os.cpu_count() or 1
+    limits = []
+    for kind in KINDS:
+        if f"cpu:{kind}" in chosen:
+            limits.append(run_cpu_limit(kind))
+            print(f"cpu:{kind}", limits[-1], flush=True)
+    rows: list[Row] = []
+    to_run = [cases[i] for i in chosen if i in cases]
+    with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
+        for (kind, latency), group in groupby(to_run, key=lambda c: (c.kind, c.latency)):
+            with serve_in_subprocess(kind, latency) as (base_url, proc):  # type: ignore[arg-type]
+                server = psutil.Process(proc.pid)
+                for case in group:
+                    rows.append(run_case(case, base_url, server, Path(tmp), args))
+                    print(rows_table(rows[-1:])[-1], flush=True)
+    given = list(argv if argv is not None else sys.argv[1:])
+    if args.json and "--json" in given:  # a local output path does not belong in the README
+        del given[given.index("--json"):given.index("--json") + 2]
+    command = "python benchmarks/throughput.py " + " ".join(given)
+    section = report(rows, limits, command.strip(), cores)
+    print("\n" + section)
+    if not args.no_readme:
+        write_readme(section)
+    if args.json:
+        args.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "cpu": limits},
+                                        indent=1))
+
+
+if __name__ == "__main__":
+    main()

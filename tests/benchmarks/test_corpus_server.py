@@ -1,0 +1,103 @@
+"""Smoke tests of the benchmark corpus server (no timing assertions: timing is benchmarks/)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from benchmarks.corpus_server import (
+    DATASET_ENV,
+    CorpusConfig,
+    load_pages,
+    make_app,
+    serve_in_subprocess,
+    text_page,
+)
+
+PAGES = [
+    b"<html><head><title>One</title></head><body><p>First page body text.</p></body></html>",
+    "<html><body><script>var x = 1;</script><p>Zweite Seite – größer.</p></body></html>"
+    .encode(),
+    b"<html><body><article><p>Third.</p><p>More words here.</p></article></body></html>",
+]
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    (tmp_path / "html").mkdir()
+    for index, page in enumerate(PAGES):
+        (tmp_path / "html" / f"{index:02d}.html.gz").write_bytes(gzip.compress(page))
+    return tmp_path
+
+
+def client_for(config: CorpusConfig, sleeps: list[float] | None = None) -> TestClient:
+    async def record_sleep(seconds: float) -> None:
+        assert sleeps is not None
+        sleeps.append(seconds)
+
+    app = make_app(PAGES, config, sleep=record_sleep)
+    return TestClient(TestServer(app, host="127.0.0.1"))
+
+
+def test_load_pages_decompresses_in_file_order(dataset: Path) -> None:
+    assert load_pages(dataset) == PAGES
+
+
+def test_text_page_keeps_size_and_drops_markup() -> None:
+    for page in PAGES:
+        text = text_page(page)
+        assert b"<" not in text and b"var x" not in text
+        assert len(page) - 4 <= len(text) <= len(page)
+        text.decode("utf-8")  # still valid UTF-8 after the cut
+
+
+async def test_html_mode_serves_pages_modulo_corpus_size() -> None:
+    sleeps: list[float] = []
+    async with client_for(CorpusConfig(kind="html"), sleeps) as client:
+        first = await client.get("/p/0")
+        assert first.status == 200
+        assert first.content_type == "text/html"
+        assert await first.read() == PAGES[0]
+        wrapped = await client.get(f"/p/{len(PAGES) + 1}")
+        assert await wrapped.read() == PAGES[1]
+        assert (await client.get("/p/nope")).status == 404
+    assert sleeps == []  # latency 0: no sleep at all
+
+
+async def test_head_announces_length_without_body() -> None:
+    async with client_for(CorpusConfig(kind="html")) as client:
+        response = await client.head("/p/2")
+        assert response.status == 200
+        assert int(response.headers["Content-Length"]) == len(PAGES[2])
+        assert await response.read() == b""
+
+
+async def test_text_mode_and_latency_are_honoured() -> None:
+    sleeps: list[float] = []
+    async with client_for(CorpusConfig(kind="text", latency=0.25), sleeps) as client:
+        response = await client.get("/p/1")
+        assert response.content_type == "text/plain"
+        assert await response.read() == text_page(PAGES[1])
+        await client.head("/p/1")
+        info = await (await client.get("/info")).json()
+    assert sleeps == [0.25, 0.25]  # once per page request, GET and HEAD alike
+    assert info == {"pages": len(PAGES), "kind": "text", "latency": 0.25}
+
+
+async def test_standalone_process_honours_its_flags(dataset: Path) -> None:
+    env = {**os.environ, DATASET_ENV: str(dataset)}
+    with serve_in_subprocess(kind="text", latency=0.01, env=env) as (base_url, proc):
+        assert base_url.startswith("http://127.0.0.1:")
+        # trust_env=False (the default): no proxy, the request stays on loopback.
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+            async with session.get(f"{base_url}/info") as response:
+                assert await response.json() == {"pages": 3, "kind": "text", "latency": 0.01}
+            async with session.get(f"{base_url}/p/3") as response:
+                assert response.content_type == "text/plain"
+                assert await response.read() == text_page(PAGES[0])
+    assert proc.poll() is not None  # stopped on exit
