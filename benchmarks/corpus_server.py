@@ -7,8 +7,13 @@ decompressed once at start and kept in memory, so serving costs the server littl
 * ``--kind html`` serves the pages as ``text/html``; ``--kind text`` serves ``text/plain``
   bodies of the same size made of the pages' visible words (a handler costs next to nothing
   on them, so a run measures the engine and the fetch path).
-* ``--latency S`` sleeps S seconds before answering each request (GET and HEAD), standing in
-  for a remote server's round trip without using CPU.
+* ``--latency S`` waits S seconds before answering each page request (GET and HEAD),
+  standing in for a remote server's round trip without using CPU.
+
+It is a minimal HTTP/1.1 server on asyncio's protocol layer, with every response built at
+start: it stands in for the rest of the Internet, so its CPU should be near zero. (On the 2
+cores of the benchmark machine an aiohttp.web server cost ~0.25 ms per request, which the
+client then lost; this one costs a fraction of that — see benchmarks/README.md.)
 
 Run it standalone (``python benchmarks/corpus_server.py --port 0 --latency 0.05``: it prints
 ``LISTENING http://127.0.0.1:PORT`` once ready) or start it from Python with
@@ -22,16 +27,15 @@ import argparse
 import asyncio
 import contextlib
 import gzip
+import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-from aiohttp import web
 
 PageKind = Literal["html", "text"]
 DATASET_ENV = "PIPELINE_BENCH_DATASET"
@@ -75,53 +79,121 @@ class CorpusConfig:
     latency: float = 0.0
 
 
-def make_app(
-    pages: list[bytes], config: CorpusConfig,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-) -> web.Application:
-    """The aiohttp application serving ``/p/<i>`` (GET and HEAD) and ``/info``."""
-    if config.kind == "text":
-        bodies, content_type = [text_page(p) for p in pages], "text/plain; charset=utf-8"
-    else:
-        bodies, content_type = pages, "text/html; charset=utf-8"
-    count = len(bodies)
+Schedule = Callable[[float, Callable[[], None]], object]
+MAX_HEAD = 64 * 1024  # a request head longer than this is refused
 
-    async def page(request: web.Request) -> web.Response:
-        try:
-            index = int(request.match_info["index"])
-        except ValueError:
-            raise web.HTTPNotFound() from None
-        if config.latency > 0:
-            await sleep(config.latency)
-        body = bodies[index % count]
-        headers = {"Content-Type": content_type}
-        if request.method == "HEAD":
-            # aiohttp drops the body of a HEAD reply but would announce length 0.
-            headers["Content-Length"] = str(len(body))
-            return web.Response(headers=headers)
-        return web.Response(body=body, headers=headers)
 
-    async def info(_: web.Request) -> web.Response:
-        return web.json_response({"pages": count, "kind": config.kind, "latency": config.latency})
+def _response(status: str, content_type: str, body: bytes, *, head: bool = False) -> bytes:
+    lines = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}",
+             f"Content-Length: {len(body)}", "", ""]
+    return "\r\n".join(lines).encode("ascii") + (b"" if head else body)
 
-    app = web.Application()
-    app.router.add_get("/p/{index}", page)  # also answers HEAD
-    app.router.add_get("/info", info)
-    return app
+
+class Corpus:
+    """Every answer the server can give, built once: a request costs a lookup and a write."""
+
+    def __init__(self, pages: list[bytes], config: CorpusConfig) -> None:
+        if config.kind == "text":
+            bodies, content_type = [text_page(p) for p in pages], "text/plain; charset=utf-8"
+        else:
+            bodies, content_type = pages, "text/html; charset=utf-8"
+        self.latency = config.latency
+        self._get = [_response("200 OK", content_type, body) for body in bodies]
+        self._head = [_response("200 OK", content_type, body, head=True) for body in bodies]
+        info = {"pages": len(bodies), "kind": config.kind, "latency": config.latency}
+        self._info = _response("200 OK", "application/json", json.dumps(info).encode())
+        self._not_found = _response("404 Not Found", "text/plain", b"not found")
+        self._bad_method = _response("405 Method Not Allowed", "text/plain", b"GET or HEAD")
+
+    def answer(self, method: bytes, target: bytes) -> tuple[bytes, float]:
+        """(the whole response, seconds to wait before sending it)."""
+        if method not in (b"GET", b"HEAD"):
+            return self._bad_method, 0.0
+        path = target.split(b"?", 1)[0]
+        if path == b"/info":
+            return self._info, 0.0
+        if path.startswith(b"/p/") and path[3:].isdigit():
+            index = int(path[3:]) % len(self._get)
+            return (self._head if method == b"HEAD" else self._get)[index], self.latency
+        return self._not_found, 0.0
+
+
+class CorpusProtocol(asyncio.Protocol):
+    """HTTP/1.1 with keep-alive, one request at a time per connection (clients here do not
+    pipeline; a pipelined request simply waits in the buffer). Request bodies are not
+    expected and not read."""
+
+    def __init__(self, corpus: Corpus, schedule: Schedule) -> None:
+        self._corpus = corpus
+        self._schedule = schedule
+        self._buffer = bytearray()
+        self._busy = False
+        self._close_after = False
+        self._transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        self._serve_next()
+
+    def _serve_next(self) -> None:
+        if self._busy or self._transport is None:
+            return
+        end = self._buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._buffer) > MAX_HEAD:
+                self._transport.close()
+            return
+        head = bytes(self._buffer[:end])
+        del self._buffer[: end + 4]
+        request_line, _, headers = head.partition(b"\r\n")
+        parts = request_line.split(b" ")
+        if len(parts) != 3:
+            self._transport.close()
+            return
+        self._close_after = b"connection: close" in headers.lower()
+        response, delay = self._corpus.answer(parts[0], parts[1])
+        self._busy = True
+        if delay > 0:
+            self._schedule(delay, lambda: self._send(response))
+        else:
+            self._send(response)
+
+    def _send(self, response: bytes) -> None:
+        self._busy = False
+        if self._transport is None:
+            return
+        self._transport.write(response)
+        if self._close_after:
+            self._transport.close()
+            return
+        self._serve_next()
+
+
+async def start(config: CorpusConfig, port: int = 0, pages: list[bytes] | None = None,
+                schedule: Schedule | None = None) -> asyncio.Server:
+    """Listen on 127.0.0.1 (``port`` 0 picks one); ``schedule(delay, callback)`` defaults to
+    the loop's ``call_later`` (latency costs a timer, not a task)."""
+    loop = asyncio.get_running_loop()
+    corpus = Corpus(pages or load_pages(), config)
+    later = schedule or (lambda delay, callback: loop.call_later(delay, callback))
+    return await loop.create_server(lambda: CorpusProtocol(corpus, later), "127.0.0.1", port,
+                                    backlog=4096)
 
 
 async def serve(config: CorpusConfig, port: int = 0, pages: list[bytes] | None = None) -> None:
-    """Serve on 127.0.0.1 until cancelled; print the ready line with the bound port."""
-    runner = web.AppRunner(make_app(pages or load_pages(), config), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port, backlog=4096)
-    await site.start()
-    bound = runner.addresses[0][1]
+    """Serve until cancelled; print the ready line with the bound port."""
+    server = await start(config, port, pages)
+    bound = server.sockets[0].getsockname()[1]
     print(f"{READY_PREFIX}http://127.0.0.1:{bound}", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()
+    async with server:
+        await server.serve_forever()
 
 
 @contextlib.contextmanager

@@ -264,10 +264,26 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             engine = BatchEngine(settings, extract, sink.write, done=done,
                                  on_record=progress.update)
             undo = _install_stop(stop)
+            startup = _watch_workers(runner, stop)
             try:
-                return await engine.run(feed(read_lines(source)), stop)
+                summary = await engine.run(feed(read_lines(source)), stop)
             finally:
                 undo()
+                if startup is not None:
+                    startup.cancel()
+            if startup is not None and startup.done() and not startup.cancelled():
+                startup.result()  # workers that could not start: a config error, exit 2
+            return summary
+
+
+def _watch_workers(runner: ProcessRunner, stop: asyncio.Event) -> asyncio.Future[None] | None:
+    """Stop the run if the handler workers (started in the background) cannot start."""
+    if not runner.entered:  # a vendor extracts: no pool
+        return None
+    startup = asyncio.ensure_future(runner.started())
+    startup.add_done_callback(lambda task: task.cancelled() or task.exception() is None
+                              or stop.set())
+    return startup
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

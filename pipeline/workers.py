@@ -24,16 +24,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import pickle
 import signal
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from handlers import ContentHandler, HandlerContext, build_registry
+from pipeline.arena import Arena
 from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
 Reply = tuple[Any, ...]  # ("ok", document fields) | ("err", kind, message)
+# A reply pickled to more than this goes through the arena (when it fits) instead of the pipe.
+PIPE_REPLY_BYTES = 16 * 1024
 
 
 class Runner(Protocol):
@@ -99,17 +103,19 @@ class InlineRunner:
         return None
 
 
-def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
+def _worker_main(conn: Connection, specs: tuple[str, ...], arena_path: str | None) -> None:
     """A worker process: say ready, then answer jobs from the pipe until told to stop or
-    orphaned."""
+    orphaned. A job's body is either in the message or, given as its length, in the arena;
+    a large reply goes back through the arena as ``("arena", length)``."""
     # The parent decides when work stops (a Ctrl-C or SIGTERM reaches the whole process
     # group); an orphaned worker sees end of file on its pipe and leaves.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         registry = build_registry(specs)
+        arena = Arena.attach(arena_path) if arena_path else None
     except Exception as exc:
-        conn.send(("fatal", f"cannot load handlers {list(specs)}: {exc}"))
+        conn.send(("fatal", f"cannot start a handler worker with {list(specs)}: {exc}"))
         return
     conn.send(("ready",))
     while True:
@@ -123,6 +129,9 @@ def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
         if job is None:
             return
         reference, body, ctx = job
+        if isinstance(body, int):
+            assert arena is not None
+            body = arena.take(body)
         try:
             handler = registry.get(reference) if isinstance(reference, str) else reference
             reply: Reply = ("ok", call_handler(handler, body, ctx).model_dump())
@@ -130,10 +139,16 @@ def _worker_main(conn: Connection, specs: tuple[str, ...]) -> None:
             reply = ("err", exc.kind, exc.message)
         except KeyError:
             reply = ("err", "extract", f"no handler named {reference!r} in the worker")
+        del body
         try:
-            conn.send(reply)
+            payload = pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # e.g. metadata that does not pickle
             conn.send(("err", "extract", f"handler result cannot be sent back: {exc}"))
+            continue
+        if arena is not None and len(payload) > PIPE_REPLY_BYTES and arena.fits(len(payload)):
+            conn.send(("arena", arena.put(payload)))
+        else:
+            conn.send_bytes(payload)
 
 
 class _Worker:
@@ -150,13 +165,19 @@ class _Worker:
         self._specs = specs
         self.process: Any = None
         self.conn: Connection | None = None
+        self.arena: Arena | None = None
         self._waiting: asyncio.Future[Reply] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
         parent, child = self._context.Pipe()
+        try:
+            self.arena = Arena.create()
+        except OSError:  # no shared memory here: everything goes through the pipe
+            self.arena = None
         self.process = self._context.Process(
-            target=_worker_main, args=(child, self._specs), name="pipeline-handler", daemon=True
+            target=_worker_main, args=(child, self._specs, self.arena and self.arena.path),
+            name="pipeline-handler", daemon=True,
         )
         self.process.start()
         child.close()
@@ -170,6 +191,9 @@ class _Worker:
         except BaseException:
             self.kill()
             raise
+        finally:
+            if self.arena is not None:  # mapped by the worker by now, or never will be
+                self.arena.unlink()
         if reply[0] != "ready":
             self.kill()
             raise PipelineError("config", str(reply[1]))
@@ -187,6 +211,11 @@ class _Worker:
             return
         except Exception as exc:  # a reply that does not unpickle
             message = ("err", "extract", f"unreadable handler reply: {exc}")
+        if message[0] == "arena" and self.arena is not None:
+            try:
+                message = pickle.loads(self.arena.take(message[1]))
+            except Exception as exc:
+                message = ("err", "extract", f"unreadable handler reply: {exc}")
         if waiting is not None and not waiting.done():
             waiting.set_result(message)
 
@@ -210,6 +239,9 @@ class _Worker:
         if self.conn is None:  # killed earlier (a cancelled job, a failed restart)
             await self.start()
         assert self.conn is not None
+        reference, body, ctx = job
+        if self.arena is not None and self.arena.fits(len(body)):
+            job = (reference, self.arena.put(body), ctx)
         try:
             self.conn.send(job)
             return await self._receive(timeout)
@@ -241,6 +273,10 @@ class _Worker:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+        if self.arena is not None:
+            self.arena.unlink()  # a no-op unless the worker never started
+            self.arena.close()
+            self.arena = None
 
     def stop(self) -> None:
         """Ask an idle worker to leave; kill it if it does not."""
@@ -252,7 +288,13 @@ class _Worker:
 
 
 class ProcessRunner:
-    """A pool of ``size`` worker processes with a per-document time limit."""
+    """A pool of ``size`` worker processes with a per-document time limit.
+
+    Entering starts the workers without waiting for them (importing the handlers takes a
+    worker about half a second, which the first fetches overlap); :meth:`run` waits until
+    they are ready. If they cannot start, :meth:`started` and every :meth:`run` raise
+    ``PipelineError('config')``.
+    """
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
                  start_method: str = "spawn") -> None:
@@ -265,6 +307,7 @@ class ProcessRunner:
         self._registry = build_registry(self.specs)
         self._workers: list[_Worker] = []
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._starting: asyncio.Task[None] | None = None
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
         try:
@@ -273,11 +316,25 @@ class ProcessRunner:
             known = None
         return handler.name if known is handler else handler
 
+    @property
+    def entered(self) -> bool:
+        return self._starting is not None
+
+    async def started(self) -> None:
+        """Wait until the workers are ready; ``PipelineError('config')`` if they cannot be."""
+        if self._starting is None:
+            raise RuntimeError("ProcessRunner used outside 'async with'")
+        await asyncio.shield(self._starting)
+
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
-        if not self._workers:
+        if self._starting is None:
             raise RuntimeError("ProcessRunner used outside 'async with'")
         if _is_cheap(handler, body, ctx):
             return call_handler(handler, body, ctx)
+        if not self._starting.done():
+            await self.started()
+        elif (failure := self._starting.exception()) is not None:
+            raise failure
         job = (self._reference(handler), body, ctx)
         worker = await self._idle.get()
         try:
@@ -286,24 +343,32 @@ class ProcessRunner:
             reply = ("err", "extract", exc.message)
         finally:
             self._idle.put_nowait(worker)  # even a dead one: its next call restarts it
-        if reply[0] == "ok":
-            return Document.model_validate(reply[1])
+        if reply[0] == "ok":  # validated in the worker (call_handler checks the type)
+            return Document.model_construct(**reply[1])
         raise PipelineError(reply[1], reply[2])
 
-    async def __aenter__(self) -> ProcessRunner:
-        self._workers = [_Worker(self._context, self.specs) for _ in range(self.size)]
+    async def _start_all(self) -> None:
         try:
             await asyncio.gather(*(worker.start() for worker in self._workers))
         except BaseException:
             for worker in self._workers:
                 worker.kill()
-            self._workers = []
             raise
         for worker in self._workers:
             self._idle.put_nowait(worker)
+
+    async def __aenter__(self) -> ProcessRunner:
+        self._workers = [_Worker(self._context, self.specs) for _ in range(self.size)]
+        self._starting = asyncio.ensure_future(self._start_all())
+        # Retrieved here so an unused pool that failed to start logs nothing at exit.
+        self._starting.add_done_callback(lambda task: task.cancelled() or task.exception())
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
+        self._starting = None
         idle = []
         while not self._idle.empty():
             idle.append(self._idle.get_nowait())

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
 from benchmarks.corpus_server import (
     DATASET_ENV,
     CorpusConfig,
     load_pages,
-    make_app,
     serve_in_subprocess,
+    start,
     text_page,
 )
 
@@ -35,13 +37,21 @@ def dataset(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def client_for(config: CorpusConfig, sleeps: list[float] | None = None) -> TestClient:
-    async def record_sleep(seconds: float) -> None:
-        assert sleeps is not None
-        sleeps.append(seconds)
+@asynccontextmanager
+async def client_for(config: CorpusConfig,
+                     delays: list[float] | None = None) -> AsyncIterator[Callable[..., object]]:
+    """A session on an in-process server; ``delays`` records the latency waits (each is
+    then run at once)."""
 
-    app = make_app(PAGES, config, sleep=record_sleep)
-    return TestClient(TestServer(app, host="127.0.0.1"))
+    def record(delay: float, callback: Callable[[], None]) -> None:
+        assert delays is not None
+        delays.append(delay)
+        asyncio.get_running_loop().call_soon(callback)
+
+    server = await start(config, pages=PAGES, schedule=record)
+    port = server.sockets[0].getsockname()[1]
+    async with server, aiohttp.ClientSession(f"http://127.0.0.1:{port}") as session:
+        yield session
 
 
 def test_load_pages_decompresses_in_file_order(dataset: Path) -> None:
@@ -64,8 +74,9 @@ async def test_html_mode_serves_pages_modulo_corpus_size() -> None:
         assert first.content_type == "text/html"
         assert await first.read() == PAGES[0]
         wrapped = await client.get(f"/p/{len(PAGES) + 1}")
-        assert await wrapped.read() == PAGES[1]
+        assert await wrapped.read() == PAGES[1]  # same keep-alive connection
         assert (await client.get("/p/nope")).status == 404
+        assert (await client.post("/p/0")).status == 405
     assert sleeps == []  # latency 0: no sleep at all
 
 

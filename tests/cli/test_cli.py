@@ -144,3 +144,12 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
     missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
     assert missing == [], f"add a flag for {missing} in pipeline/cli.py"
     assert "default: 100000" in flags["max_chars"].help
+
+
+def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    status = run([str(url_file), "-o", str(out), "--handler",
+                  "tests.engine.faulty_handlers:parent_only"],
+                 fetcher=text_fetcher(URLS, media_type="text/html"))
+    assert status == 2
+    assert "parent_only cannot load in a worker" in capsys.readouterr().err

@@ -91,3 +91,14 @@ class CheapEcho(Echo):
 
 echo = Echo()
 cheap_echo = CheapEcho()
+
+
+def __getattr__(name: str) -> object:
+    """``parent_only``: loads in the main process, fails to load in a worker process."""
+    if name == "parent_only":
+        import multiprocessing
+
+        if multiprocessing.parent_process() is not None:
+            raise ImportError("parent_only cannot load in a worker")
+        return Echo()
+    raise AttributeError(name)

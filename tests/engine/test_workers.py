@@ -83,13 +83,16 @@ async def test_a_cancelled_job_does_not_shrink_the_pool_or_mix_up_replies(regist
         assert document.content == "next job"
 
 
-async def test_workers_that_cannot_load_their_handlers_are_a_config_error():
+async def test_workers_that_cannot_load_their_handlers_are_a_config_error(registry):
     runner = ProcessRunner(1, timeout=5.0)
     runner.specs = ("tests.engine.faulty_handlers:no_such_handler",)  # only the worker fails
-    with pytest.raises(PipelineError) as caught:
-        async with runner:
-            pass
-    assert caught.value.kind == "config" and "no_such_handler" in caught.value.message
+    async with runner:  # starting happens in the background
+        with pytest.raises(PipelineError) as caught:
+            await runner.started()
+        assert caught.value.kind == "config" and "no_such_handler" in caught.value.message
+        with pytest.raises(PipelineError) as again:
+            await runner.run(registry.get("echo"), b"body", CTX)
+        assert again.value.kind == "config"
 
 
 async def test_a_handler_the_workers_do_not_know_travels_pickled():
