@@ -5,8 +5,8 @@ cut short behind an honest Content-Length would pass as complete. Here every cod
 whether its stream ended (zlib's ``eof``, brotli's ``is_finished``), and each call produces at
 most ``limit + 1`` bytes, so a bomb costs no more than the byte cap.
 
-Bytes after the end of a gzip or deflate stream are ignored, as browsers do (the decoded body
-is complete and checksummed) — except further gzip members, which are decoded (RFC 1952).
+Bytes after the end of a gzip or deflate stream are ignored: the decoded body is complete
+(and, but for raw deflate, checksummed). Further gzip members are decoded (RFC 1952).
 Brotli's decoder cannot say where its stream ended inside a chunk, so there trailing bytes
 are a broken body.
 """
@@ -56,8 +56,7 @@ class ZlibDecoder:
     def _start(self, first: bytes) -> zlib._Decompress:
         self._members += 1
         if self._members > MAX_GZIP_MEMBERS:
-            raise FetchError("network", f"more than {MAX_GZIP_MEMBERS} gzip members",
-                             retryable=False)
+            raise FetchError("network", f"more than {MAX_GZIP_MEMBERS} gzip members")
         if self.coding == "gzip":
             wbits = 16 + zlib.MAX_WBITS
         else:  # RFC 1950's header names method 8 in its low nibble; raw deflate rarely does
