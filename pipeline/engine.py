@@ -2,9 +2,12 @@
 
 Input is read by a daemon thread in small batches through a bounded queue, so memory does
 not grow with the input and a slow stdin never blocks the event loop. At most
-``settings.concurrency`` URLs are in flight; identical URLs in flight (or recently done)
-are fetched once; records are written in completion order, or in input order through a
-bounded reorder buffer (``settings.ordered``).
+``settings.concurrency`` URLs are in flight, and at most ``settings.per_host`` of one host:
+a line whose host is busy is held back (:mod:`pipeline.frontier`, at most
+``FRONTIER_FACTOR`` × concurrency lines) while later lines of other hosts start, so a list
+sorted by host does not leave every place waiting on one slow host. Identical URLs in flight
+(or recently done) are fetched once; records are written in completion order, or in input
+order through a bounded reorder buffer (``settings.ordered``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, TypeVar
 
 from pipeline.errors import sanitize_message
+from pipeline.frontier import HostFrontier, host_key
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import Settings
 from pipeline.sinks import DoneSet
@@ -28,6 +32,7 @@ SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url
 READ_BATCH = 256  # lines per hand-over from the reader thread
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
+FRONTIER_FACTOR = 8  # lines held back for a busy host: at most this many times the concurrency
 GRACE_SECONDS = 3.0  # how long in-flight work may finish after a stop request
 
 T = TypeVar("T")
@@ -156,6 +161,10 @@ class _Slot:
         self.record: Record | None = None
 
 
+# A started (or held-back) line: the line, its --ordered slot, its host key.
+_Started = tuple[InputLine, _Slot | None, str | None]
+
+
 class BatchEngine:
     """Runs ``extract`` over input lines and hands each record to ``write``.
 
@@ -238,10 +247,14 @@ class BatchEngine:
         summary."""
         stop = stop or asyncio.Event()
         stopping = asyncio.ensure_future(stop.wait())
-        pending: dict[asyncio.Task[Record], tuple[InputLine, _Slot | None]] = {}
+        pending: dict[asyncio.Task[Record], _Started] = {}
         ordered = self.settings.ordered
         limit = self.settings.concurrency
         buffer_limit = REORDER_FACTOR * limit
+        frontier: HostFrontier[_Started] = HostFrontier(self.settings.per_host,
+                                                        FRONTIER_FACTOR * limit)
+        # per_host >= concurrency: no host can be over its share; skip the bookkeeping
+        keyed = self.settings.per_host < limit
         # Finished tasks queue up here, so waiting costs the same whatever the concurrency.
         completed: deque[asyncio.Task[Record]] = deque()
         progress = asyncio.Event()
@@ -250,13 +263,24 @@ class BatchEngine:
             completed.append(task)
             progress.set()
 
+        def start(started: _Started) -> None:
+            task = asyncio.ensure_future(self._process(started[0]))
+            pending[task] = started
+            task.add_done_callback(on_done)
+
         async def settle() -> None:
             if not completed:
                 progress.clear()
                 await _first(progress.wait(), stopping)
             while completed:
                 task = completed.popleft()
-                self._finished(task, *pending.pop(task))
+                line, slot, key = pending.pop(task)
+                frontier.done(key)
+                self._finished(task, line, slot)
+            # held-back lines first: they are older than any line still to be read
+            while len(pending) < limit and not stop.is_set() and (
+                    (held := frontier.take()) is not None):
+                start(held)
 
         try:
             async for batch in _until(batches, stop):
@@ -265,7 +289,8 @@ class BatchEngine:
                         self.summary.skipped += 1
                         continue
                     while not stop.is_set() and (
-                        len(pending) >= limit or (ordered and len(self._slots) >= buffer_limit)
+                        len(pending) >= limit or frontier.full
+                        or (ordered and len(self._slots) >= buffer_limit)
                     ):
                         await settle()
                     if stop.is_set():
@@ -273,9 +298,11 @@ class BatchEngine:
                     slot = _Slot() if ordered else None
                     if slot is not None:
                         self._slots.append(slot)
-                    task = asyncio.ensure_future(self._process(line))
-                    pending[task] = (line, slot)
-                    task.add_done_callback(on_done)
+                    key = host_key(line.url) if keyed and line.problem is None else None
+                    started = (line, slot, key)
+                    if frontier.offer(key, started):
+                        start(started)
+            # a held-back line's host has lines in flight: settling them starts it
             while pending and not stop.is_set():
                 await settle()
             if pending:
@@ -288,17 +315,17 @@ class BatchEngine:
         self.summary.elapsed = time.monotonic() - self.summary.started
         return self.summary
 
-    async def _wind_down(
-        self, pending: dict[asyncio.Task[Record], tuple[InputLine, _Slot | None]]
-    ) -> None:
+    async def _wind_down(self, pending: dict[asyncio.Task[Record], _Started]) -> None:
         """After a stop: let in-flight work finish for a grace period, drop the rest, and
-        write every finished record (in --ordered mode past the gaps, in input order)."""
+        write every finished record (in --ordered mode past the gaps, in input order).
+        Lines still held back by the frontier were never started: left for --resume."""
         done, late = await asyncio.wait(pending, timeout=self._grace)
         for task in late:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
         for task in done:
-            self._finished(task, *pending[task])
+            line, slot, _ = pending[task]
+            self._finished(task, line, slot)
         pending.clear()
         for slot in self._slots:
             if slot.record is not None:

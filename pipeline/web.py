@@ -119,6 +119,10 @@ class ExtractArgs(BaseModel):
     @field_validator("urls", mode="before")
     @classmethod
     def _strict_list(cls, value: Any) -> Any:
+        # Agents often pass one URL as a bare string: taken as a list of one. The schema
+        # still says "array" (valid for every tool-calling flavour); this is leniency only.
+        if isinstance(value, str):
+            return [value]
         if not isinstance(value, (list, tuple)):
             raise ValueError("must be a list of URL strings")
         if not all(isinstance(item, str) for item in value):
@@ -226,14 +230,15 @@ async def web_search(query: str, *, max_results: int | None = None,
 
 # --------------------------------------------------------------------------- extract
 
-async def web_extract(urls: Sequence[str], *, format: OutputFormat | None = None,
+async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None = None,
                       max_chars: int | None = None,
                       backend: str | Sequence[str] | Any | None = None,
                       compress: bool | None = None, instruction: str | None = None,
                       offset: int = 0, settings: Settings | None = None,
                       registry: Registry | None = None,
                       compressor: Any = None) -> ExtractResponse:
-    """Read pages: one record per URL, in input order. ``backend`` as in :func:`web_search`;
+    """Read pages: one record per URL, in input order (a single URL may be passed as a
+    string). ``backend`` as in :func:`web_search`;
     ``compressor`` injects a :class:`~pipeline.compress.Compressor`. A cut page has a
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
     (:mod:`pipeline.cache`) without fetching again. Never raises for failures: a bad
@@ -312,6 +317,6 @@ def web_search_sync(query: str, **kwargs: Any) -> SearchResponse:
     return _run_sync(lambda: web_search(query, **kwargs))
 
 
-def web_extract_sync(urls: Sequence[str], **kwargs: Any) -> ExtractResponse:
+def web_extract_sync(urls: Sequence[str] | str, **kwargs: Any) -> ExtractResponse:
     """Blocking :func:`web_extract`."""
     return _run_sync(lambda: web_extract(urls, **kwargs))

@@ -124,6 +124,9 @@ async def test_mcp_server_over_stdio(site, tmp_path):
         assert "https://example.org/3" not in found
         assert hits["search"] == 1
 
+        result, single = await call(client, "web_extract", {"urls": url})  # a bare string
+        assert not result.is_error and f"Source: {url}" in single
+
         result, refused = await call(client, "web_extract", {"urls": ["file:///etc/passwd"]})
         assert result.is_error and "root:" not in refused
 

@@ -213,13 +213,22 @@ async def test_extract_max_chars_and_format_reach_the_provider():
     assert record.truncated and len(record.content) <= 60 and record.format == "text"
 
 
-@pytest.mark.parametrize("urls", ["https://a.example/", [1, 2], [], None,
+@pytest.mark.parametrize("urls", [[1, 2], [], None, b"https://a.example/", 42,
                                   ["https://a.example/"] * 101])
 async def test_extract_invalid_requests(urls):
     fake = FakeExtractProvider(PAGES)
     response = await web_extract(urls, backend=fake, settings=S)
     assert not response.ok and response.error.kind == "invalid_request"
     assert response.records == [] and fake.calls == []
+
+
+async def test_extract_takes_a_bare_url_string_as_a_list_of_one():
+    fake = FakeExtractProvider(PAGES)
+    response = await web_extract("https://a.example/", backend=fake, settings=S)
+    assert response.ok and [r.url for r in response.records] == ["https://a.example/"]
+    assert response.records[0].ok and fake.calls == [["https://a.example/"]]
+    assert ExtractArgs(urls="https://a.example/").urls == ["https://a.example/"]
+    assert web_extract_sync("https://a.example/", backend=fake, settings=S).records[0].ok
 
 
 async def test_extract_provider_failure_fails_over_then_reports_per_url():

@@ -73,6 +73,30 @@ def test_web_tool_definitions_come_from_the_kernel_models():
     assert sorted(params["required"]) == sorted(params["properties"])
 
 
+def test_extract_schema_advertises_an_array_of_urls_only():
+    # a bare string is accepted leniently, but the schema stays a plain array everywhere
+    for flavor in FLAVORS:
+        for strict in (False, True):
+            definition = tool_definitions(flavor, strict=strict)[1]
+            definition = definition.get("function", definition)
+            schema = next(definition[k] for k in ("parameters", "input_schema", "inputSchema")
+                          if k in definition)
+            urls = schema["properties"]["urls"]
+            assert urls["type"] == "array" and urls["items"]["type"] == "string"
+            assert "anyOf" not in urls
+
+
+async def test_tool_call_with_one_url_string(tmp_path):
+    app, _ = site()
+    settings = loopback(tmp_path)
+    async with serve(app) as base:
+        one = await run_tool("web_extract", {"urls": f"{base}/s"}, settings=settings,
+                             untrusted=False)
+        listed = await run_tool("web_extract", {"urls": [f"{base}/s"]}, settings=settings,
+                                untrusted=False)
+    assert one == listed and "Herons wait" in one
+
+
 async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
     app, _ = site()
     settings = loopback(tmp_path, max_chars=300)

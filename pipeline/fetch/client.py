@@ -22,6 +22,7 @@ from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
 from pipeline.fetch.failures import classify
 from pipeline.fetch.hosts import HostGate, HostThrottled
+from pipeline.fetch.inflate import decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
@@ -106,7 +107,8 @@ class HttpFetcher:
                      "Accept-Encoding": "gzip, deflate, br"},
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=s.connect_timeout,
                                           sock_read=s.read_timeout),
-            auto_decompress=True, trust_env=False, raise_for_status=False,
+            # decoded in _final (pipeline.fetch.inflate), which notices a stream cut short
+            auto_decompress=False, trust_env=False, raise_for_status=False,
         )
         if self.robots_enabled:
             self._robots = RobotsCache(self)
@@ -295,13 +297,25 @@ class HttpFetcher:
                                           f"{max_bytes}", final_url=str(url))
         self._reject_media_type(media_type, url)
         body = bytearray()
+        received = 0
         try:
+            decoder = decoder_for(response.headers.get("Content-Encoding"))
             async for chunk in response.content.iter_chunked(READ_CHUNK):
+                if decoder is not None:
+                    # the wire bytes are capped too: trailing junk after a stream's end
+                    received += len(chunk)
+                    if received > max_bytes:
+                        raise FetchError("too_large", f"compressed body exceeds max_bytes "
+                                                      f"{max_bytes}", final_url=str(url))
+                    chunk = decoder.feed(chunk, max_bytes - len(body))
                 if len(body) + len(chunk) > max_bytes:
                     raise FetchError("too_large", f"body exceeds max_bytes {max_bytes} "
                                                   "(after decompression)", final_url=str(url))
                 body += chunk
-        except FetchError:
+            if decoder is not None:
+                decoder.finish()
+        except FetchError as exc:
+            exc.final_url = exc.final_url or str(url)
             raise
         except Exception as exc:
             raise classify(exc, url, self.settings.read_timeout) from None

@@ -250,10 +250,9 @@ def build_cases(port: int) -> list[Case]:
               "network"),
         _case("br-garbage", fixed(reply(b"\xff\x00garbage" * 50,
                                         extra={"Content-Encoding": "br"})), "network"),
-        # aiohttp checks the end of a deflate stream but not of a gzip one: a gzip body cut
-        # short (with an honest Content-Length) yields its decodable prefix
+        # compressed streams cut short behind an honest Content-Length
         _case("gzip-truncated", fixed(reply(gzip.compress(ARTICLE.encode() * 50)[:300],
-                                            extra={"Content-Encoding": "gzip"})), "network", OK),
+                                            extra={"Content-Encoding": "gzip"})), "network"),
         _case("deflate-truncated", fixed(reply(zlib.compress(ARTICLE.encode() * 50)[:300],
                                                extra={"Content-Encoding": "deflate"})),
               "network"),
