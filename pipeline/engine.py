@@ -2,8 +2,9 @@
 
 Input is read by a daemon thread in small batches through a bounded queue, so memory does
 not grow with the input and a slow stdin never blocks the event loop. At most
-``settings.concurrency`` URLs are in flight, and at most ``settings.per_host`` of one host:
-a line whose host is busy is held back (:mod:`pipeline.frontier`, at most
+``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` × ``settings.per_host``
+of one host (the fetcher's gate admits ``per_host`` at a time; the rest are being extracted
+or queue right behind): a line whose host is busy is held back (:mod:`pipeline.frontier`, at most
 ``FRONTIER_FACTOR`` × concurrency lines) while later lines of other hosts start, so a list
 sorted by host does not leave every place waiting on one slow host. Identical URLs in flight
 (or recently done) are fetched once; records are written in completion order, or in input
@@ -32,6 +33,7 @@ SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url
 READ_BATCH = 256  # lines per hand-over from the reader thread
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
+HOST_FACTOR = 2  # lines of one host in flight, per connection the host may have
 FRONTIER_FACTOR = 8  # lines held back for a busy host: at most this many times the concurrency
 GRACE_SECONDS = 3.0  # how long in-flight work may finish after a stop request
 
@@ -251,10 +253,11 @@ class BatchEngine:
         ordered = self.settings.ordered
         limit = self.settings.concurrency
         buffer_limit = REORDER_FACTOR * limit
-        frontier: HostFrontier[_Started] = HostFrontier(self.settings.per_host,
+        per_host = HOST_FACTOR * self.settings.per_host
+        frontier: HostFrontier[_Started] = HostFrontier(per_host,
                                                         FRONTIER_FACTOR * limit)
         # per_host >= concurrency: no host can be over its share; skip the bookkeeping
-        keyed = self.settings.per_host < limit
+        keyed = per_host < limit
         # Finished tasks queue up here, so waiting costs the same whatever the concurrency.
         completed: deque[asyncio.Task[Record]] = deque()
         progress = asyncio.Event()

@@ -1,5 +1,5 @@
 """The per-host frontier: a slow host at the head of the input does not hold up the others,
-no host has more than ``per_host`` lines in flight, the look-ahead is bounded."""
+no host has more than ``HOST_FACTOR`` × ``per_host`` lines in flight, the look-ahead is bounded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.engine import FRONTIER_FACTOR, BatchEngine, InputLine
+from pipeline.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine, InputLine
 from pipeline.frontier import HostFrontier, host_key
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import load_settings
@@ -120,7 +120,7 @@ async def test_slow_host_first_does_not_hold_up_the_others():
     assert {r.url for r in written[:len(fast) + 1]} == {*fast, "not a url"}
     assert sorted(r.index for r in written) == list(range(len(urls)))
     assert summary.records == len(urls) and summary.ok == len(urls) - 1
-    assert max(extract.peak.values()) == 2  # per_host, never more
+    assert max(extract.peak.values()) == HOST_FACTOR * 2  # per_host's share, never more
 
 
 async def _started(extract: HostLatency, count: int) -> None:
@@ -136,13 +136,13 @@ async def test_ordered_output_stays_in_input_order():
                          written.append)
     running = asyncio.ensure_future(engine.run(lines(slow + fast)))
     # every fast line gets to run while the slow host's first lines are still stuck
-    await asyncio.wait_for(_started(extract, 2 + len(fast)), 10)
+    await asyncio.wait_for(_started(extract, HOST_FACTOR * 2 + len(fast)), 10)
     assert set(fast) <= set(extract.started) and written == []
     extract.release.set()
     await asyncio.wait_for(running, 10)
     assert [r.index for r in written] == list(range(len(slow + fast)))
     assert [r.url for r in written] == slow + fast
-    assert max(extract.peak.values()) == 2
+    assert max(extract.peak.values()) == HOST_FACTOR * 2
 
 
 async def _quiet(count) -> None:
@@ -169,18 +169,19 @@ async def test_look_ahead_is_bounded():
 
     extract = HostLatency("slow.test")
     written: list[Record] = []
-    concurrency, per_host = 4, 2
+    concurrency, per_host = 4, 1
+    share = HOST_FACTOR * per_host
     engine = BatchEngine(settings(concurrency=concurrency, per_host=per_host), extract,
                          written.append)
     running = asyncio.ensure_future(engine.run(batches()))
     await _quiet(lambda: pulled)
     # started + held back + the one line waiting for room: nothing more is read
-    assert pulled <= per_host + FRONTIER_FACTOR * concurrency + 1
-    assert len(extract.started) == per_host and written == []
+    assert pulled <= share + FRONTIER_FACTOR * concurrency + 1
+    assert len(extract.started) == share and written == []
     extract.release.set()
     await asyncio.wait_for(running, 10)
     assert sorted(r.index for r in written) == list(range(len(urls)))
-    assert extract.peak["slow.test:80"] == per_host
+    assert extract.peak["slow.test:80"] == share
 
 
 async def test_stop_drops_held_back_lines_for_resume():
@@ -197,7 +198,7 @@ async def test_stop_drops_held_back_lines_for_resume():
     engine = BatchEngine(settings(concurrency=6, per_host=2), extract, write, grace=0.05)
     summary = await asyncio.wait_for(engine.run(lines(slow + fast), stop), 10)
     assert summary.interrupted and {r.url for r in written} == set(fast)
-    assert not any(url in extract.started for url in slow[2:])  # held back, never started
+    assert not any(url in extract.started for url in slow[HOST_FACTOR * 2:])
 
 
 async def test_per_host_at_or_over_concurrency_holds_nothing_back():
