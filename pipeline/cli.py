@@ -85,6 +85,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--retries", "retries", {"type": int, "metavar": "N"}),
     ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
     ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--head-trust", "head_trust", {"type": int, "metavar": "N"}),
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),

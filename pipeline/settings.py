@@ -57,6 +57,10 @@ class Settings(BaseModel):
     retry_after_cap: float = Field(30.0, ge=0, description="longest Retry-After we honour (s)")
     max_redirects: int = Field(10, ge=0, le=50)
     head: bool = Field(True, description="send a HEAD first to refuse oversized/binary URLs")
+    head_trust: int = Field(
+        8, ge=0, description="after this many clean HEADs in a row a host's URLs get GET alone "
+        "(headers still checked before the body); 0 = HEAD every URL",
+    )
     user_agent: str = "extract-pipeline/0.1 (+batch text extraction)"
     allow_net: list[str] = Field(default_factory=list, description="CIDRs opened to fetching")
     allow_private: bool = Field(False, description="open RFC 1918/4193 ranges and loopback")

@@ -1,6 +1,7 @@
 """The real fetcher: aiohttp with every guard of the fetch port.
 
-Per URL: validate and normalise → [robots.txt] → HEAD guard → GET with retries. Each request
+Per URL: validate and normalise → [robots.txt] → HEAD guard (until the host has earned
+:class:`~pipeline.fetch.head_trust.HeadTrust`) → GET with retries. Each request
 passes the per-host gate; redirects are followed here, one hop at a time, each hop re-checked;
 literal IP hosts are judged before a request and resolved names by the connector's
 :class:`~pipeline.fetch.resolver.PolicyResolver`. The whole of it runs under one deadline.
@@ -21,6 +22,7 @@ from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
 from pipeline.fetch.failures import classify
+from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.inflate import decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
@@ -35,6 +37,8 @@ ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.
           "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 READ_CHUNK = 64 * 1024
+# What the HEAD guard exists to catch (seen from a GET, its host is HEADed again).
+_REFUSALS = frozenset({"too_large", "unsupported_type"})
 # A 429 without Retry-After still slows its host down this long.
 DEFAULT_SLOWDOWN = 1.0
 
@@ -86,6 +90,7 @@ class HttpFetcher:
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
         self.gate = HostGate(self.settings.per_host, self.settings.rate)
+        self._head_trust = HeadTrust(self.settings.head_trust)
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
@@ -160,9 +165,16 @@ class HttpFetcher:
     async def _fetch(self, raw: str, target: URL, call: _Call) -> FetchResult:
         if self._robots is not None:
             await self._robots.check(target)
-        if self.settings.head:
-            await self._head_guard(target, call.deadline)
-        answer = await self._get_with_retries(target, call)
+        host = _host_key(target)
+        try:
+            head = self.settings.head and self._head_trust.wanted(host)
+            if head and await self._head_guard(target, call.deadline):
+                self._head_trust.passed(host)
+            answer = await self._get_with_retries(target, call)
+        except FetchError as exc:
+            if exc.kind in _REFUSALS:
+                self._head_trust.refused(host)
+            raise
         assert answer.body is not None
         return FetchResult(
             url=raw, final_url=str(answer.url), status=answer.status,
@@ -189,8 +201,9 @@ class HttpFetcher:
                     raise
             await asyncio.sleep(delay)
 
-    async def _head_guard(self, target: URL, deadline: float) -> None:
-        """Refuse early on what HEAD announces; any HEAD trouble just means "go on"."""
+    async def _head_guard(self, target: URL, deadline: float) -> bool:
+        """Refuse early on what HEAD announces; any HEAD trouble just means "go on".
+        True when the HEAD answered 2xx with nothing to refuse."""
         s = self.settings
         try:
             async with time_limit(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
@@ -198,18 +211,19 @@ class HttpFetcher:
         except FetchError as exc:
             if exc.kind in ("blocked", "invalid_url"):
                 raise
-            return
+            return False
         except asyncio.TimeoutError:
-            return
+            return False
         if answer.status == 429:
             self._slow_down(answer)
         if not 200 <= answer.status < 300:
-            return
+            return False
         length = _content_length(answer.headers)
         if length is not None and length > s.max_bytes:
             raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
                                           f"{s.max_bytes} (HEAD)", final_url=str(answer.url))
         self._reject_media_type(answer.media_type, answer.url)
+        return True
 
     def _reject_media_type(self, media_type: str | None, url: URL) -> None:
         if media_type and self.early_reject(media_type):

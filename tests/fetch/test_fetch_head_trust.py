@@ -1,0 +1,103 @@
+"""The HEAD guard learns per host: after ``head_trust`` clean HEADs in a row, GET alone; any
+refusal (too large, binary) brings the HEADs back."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from aiohttp import web
+
+from pipeline.fetch.base import FetchError
+from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.head_trust import HeadTrust
+from tests.fetch.conftest import fast_settings, serve_app
+
+SMALL = b"<p>small page</p>"
+HUGE = 200 * 1024  # over fast_settings' 64 KiB cap
+
+
+def counting_app(requests: Counter[tuple[str, str]]) -> web.Application:
+    async def page(request: web.Request) -> web.Response:
+        requests[(request.method, request.match_info["name"])] += 1
+        name = request.match_info["name"]
+        if name.startswith("huge"):
+            body = b"x" * HUGE
+        elif name.startswith("image"):
+            return web.Response(body=b"\x89PNG", content_type="image/png")
+        else:
+            body = SMALL
+        if request.method == "HEAD":
+            return web.Response(headers={"Content-Length": str(len(body)),
+                                         "Content-Type": "text/html"})
+        return web.Response(body=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    return app
+
+
+def methods(requests: Counter[tuple[str, str]], method: str) -> int:
+    return sum(n for (m, _), n in requests.items() if m == method)
+
+
+async def test_a_host_earns_get_alone_after_clean_heads():
+    requests: Counter[tuple[str, str]] = Counter()
+    async with serve_app(counting_app(requests)) as base, \
+            HttpFetcher(fast_settings(head_trust=3)) as fetcher:
+        for i in range(7):
+            result = await fetcher.fetch(f"{base}/page{i}")
+            assert result.body == SMALL
+    assert methods(requests, "HEAD") == 3
+    assert methods(requests, "GET") == 7
+
+
+async def test_a_refused_get_brings_the_heads_back():
+    requests: Counter[tuple[str, str]] = Counter()
+    async with serve_app(counting_app(requests)) as base, \
+            HttpFetcher(fast_settings(head_trust=2)) as fetcher:
+        for i in range(3):
+            await fetcher.fetch(f"{base}/page{i}")
+        assert methods(requests, "HEAD") == 2  # trusted now
+        with pytest.raises(FetchError) as caught:
+            await fetcher.fetch(f"{base}/huge")  # GET alone: its headers refuse it
+        assert caught.value.kind == "too_large"
+        assert requests[("GET", "huge")] == 1 and requests[("HEAD", "huge")] == 0
+        with pytest.raises(FetchError) as again:
+            await fetcher.fetch(f"{base}/huge2")  # HEADed again: no GET at all
+        assert again.value.kind == "too_large"
+        assert requests[("HEAD", "huge2")] == 1 and requests[("GET", "huge2")] == 0
+
+
+async def test_a_binary_type_counts_as_a_refusal():
+    requests: Counter[tuple[str, str]] = Counter()
+    async with serve_app(counting_app(requests)) as base, \
+            HttpFetcher(fast_settings(head_trust=1)) as fetcher:
+        await fetcher.fetch(f"{base}/page")
+        with pytest.raises(FetchError) as caught:
+            await fetcher.fetch(f"{base}/image")
+        assert caught.value.kind == "unsupported_type"
+        await fetcher.fetch(f"{base}/page2")
+    assert requests[("HEAD", "page2")] == 1  # the refusal reset the host's trust
+
+
+async def test_zero_means_head_every_url():
+    requests: Counter[tuple[str, str]] = Counter()
+    async with serve_app(counting_app(requests)) as base, \
+            HttpFetcher(fast_settings(head_trust=0)) as fetcher:
+        for i in range(10):
+            await fetcher.fetch(f"{base}/page{i}")
+    assert methods(requests, "HEAD") == 10
+
+
+def test_trust_is_per_host_and_bounded():
+    trust = HeadTrust(2, max_hosts=2)
+    for host in ("a:80", "a:80", "b:80"):
+        trust.passed(host)
+    assert not trust.wanted("a:80") and trust.wanted("b:80")
+    trust.passed("c:80")  # a third host: the least recently used one is forgotten
+    assert trust.wanted("a:80")
+    trust.passed("b:80")
+    assert not trust.wanted("b:80")
+    trust.refused("b:80")
+    assert trust.wanted("b:80")
