@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import stat
@@ -266,6 +267,9 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                                  on_record=progress.update)
             undo = _install_stop(stop)
             startup = _watch_workers(runner, stop)
+            # Everything imported so far lives as long as the run: keep the collector from
+            # walking it on every full collection (see the same call in pipeline.workers).
+            gc.freeze()
             try:
                 summary = await engine.run(feed(read_lines(source)), stop)
             finally:

