@@ -7,12 +7,15 @@ number of cores (less whatever the corpus server and the event loop use of them)
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 from dataclasses import dataclass
 
 from corpus_server import PageKind, load_pages, text_page
 
 from handlers import HandlerContext, default_registry
+from pipeline.errors import PipelineError
 
 MEDIA_TYPES = {"html": "text/html", "text": "text/plain"}
 
@@ -56,6 +59,43 @@ def measure_cpu_limit(kind: PageKind, warmup: int = 10) -> CpuLimit:
     return CpuLimit(kind, handler.name, len(pages), failures, 1000.0 * elapsed / len(pages))
 
 
+async def _drive_pool(kind: PageKind, n: int, workers: int) -> dict:
+    from pipeline.workers import ProcessRunner
+
+    pages = load_pages()
+    if kind == "text":
+        pages = [text_page(p) for p in pages]
+    media_type = MEDIA_TYPES[kind]
+    registry = default_registry()
+    ctx = HandlerContext(url="http://127.0.0.1/p/0", media_type=media_type, charset="utf-8",
+                         format="text", options={"max_chars": 100_000})
+    async with ProcessRunner(workers, timeout=60.0) as runner:
+        await runner.started()
+        gate = asyncio.Semaphore(2 * workers)  # a job always waiting for each worker
+
+        async def one(index: int) -> bool:
+            body = pages[index % len(pages)]
+            async with gate:
+                try:
+                    await runner.run(registry.select(media_type, body[:1024]), body, ctx)
+                except PipelineError:
+                    return False
+            return True
+
+        started = time.perf_counter()
+        failures = sum(not ok for ok in await asyncio.gather(*(one(i) for i in range(n))))
+        wall = time.perf_counter() - started
+    return {"kind": kind, "workers": workers, "pages": n, "failures": failures,
+            "pages_per_s": n / wall}
+
+
+def measure_pool(kind: PageKind, n: int = 2_000, workers: int | None = None) -> dict:
+    """The handler pool alone: ``workers`` (default: the cores) batch workers over the pages
+    in memory — what the engine could do with free fetching. On a machine with as many cores
+    as workers the event loop and the workers share them, as they do in a real run."""
+    return asyncio.run(_drive_pool(kind, n, workers or os.cpu_count() or 1))
+
+
 if __name__ == "__main__":
     import argparse
     import dataclasses
@@ -63,4 +103,10 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kind", choices=tuple(MEDIA_TYPES))
-    print(json.dumps(dataclasses.asdict(measure_cpu_limit(parser.parse_args().kind))))
+    parser.add_argument("--pool", type=int, metavar="N",
+                        help="instead: N pages through the batch worker pool")
+    options = parser.parse_args()
+    if options.pool:
+        print(json.dumps(measure_pool(options.kind, options.pool)))
+    else:
+        print(json.dumps(dataclasses.asdict(measure_cpu_limit(options.kind))))

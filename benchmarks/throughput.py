@@ -10,7 +10,9 @@ a subprocess whose whole process tree is measured (``measure.py``):
 * ``fetch``: the same loop with the body dropped — the ceiling of the fetch path.
 
 ``cpu:<kind>`` is the CPU-bound limit: our handler over the pages in memory on one core,
-times the number of cores (``cpu_limit.py``). The table goes to stdout and into
+times the number of cores (``cpu_limit.py``). ``pool:html`` is the batch worker pool alone
+over the same pages in memory (``cpu_limit.py html --pool N``): what the engine could reach
+if fetching cost nothing. The table goes to stdout and into
 ``benchmarks/README.md`` between the ``throughput`` markers.
 
     python benchmarks/throughput.py            # the full run (about 10 minutes on 2 cores)
@@ -49,6 +51,7 @@ QUICK_SIZES = (500,)
 # ~10 minutes per latency while its rate does not depend on N. Select it with --only.
 DEFAULT_EXCLUDE = ("naive:html:20000:*",)
 CASE_TIMEOUT = 1800.0
+POOL_PAGES = 2_000
 
 
 @dataclass(frozen=True)
@@ -157,9 +160,10 @@ def run_case(case: Case, base_url: str, server: psutil.Process, workdir: Path,
                measured.peak_rss_bytes / 2**20, ok, errors, kinds, note)
 
 
-def run_cpu_limit(kind: str) -> dict:
-    measured = run_measured([sys.executable, str(BENCH / "cpu_limit.py"), kind], cwd=REPO,
-                            env=subprocess_env(), timeout=CASE_TIMEOUT)
+def run_cpu_limit(kind: str, pool: int | None = None) -> dict:
+    extra = ["--pool", str(pool)] if pool else []
+    measured = run_measured([sys.executable, str(BENCH / "cpu_limit.py"), kind, *extra],
+                            cwd=REPO, env=subprocess_env(), timeout=CASE_TIMEOUT)
     if measured.returncode != 0:
         tail = (measured.stderr.strip().splitlines() or ["?"])[-1]
         return {"kind": kind, "error": tail[:160]}
@@ -202,6 +206,11 @@ def limits_table(limits: list[dict], cores: int) -> list[str]:
     lines = ["| case | handler | ms/page (1 core) | URLs/s (1 core) | URLs/s × "
              f"{cores} cores | failed pages |", "|---|---|---:|---:|---:|---:|"]
     for lim in limits:
+        if "pages_per_s" in lim:
+            lines.append(f"| `pool:{lim['kind']}` | {lim['kind']}, {lim['workers']} workers, "
+                         f"{lim['pages']:,} pages | — | — | {lim['pages_per_s']:,.1f} (measured) "
+                         f"| {lim['failures']}/{lim['pages']} |")
+            continue
         if "error" in lim:
             lines.append(f"| `cpu:{lim['kind']}` | — | — | — | — | {lim['error']} |")
             continue
@@ -218,7 +227,8 @@ def verdict(ok: bool) -> str:
 def targets(rows: list[Row], limits: list[dict], cores: int) -> list[str]:
     """Hit/miss per target of issue 2, for every case pair that was measured."""
     by_id = {r.case.id: r for r in rows}
-    cpu = {lim["kind"]: 1000.0 / lim["ms_per_page"] for lim in limits if "error" not in lim}
+    cpu = {lim["kind"]: 1000.0 / lim["ms_per_page"] for lim in limits if "ms_per_page" in lim}
+    pool = {lim["kind"]: lim["pages_per_s"] for lim in limits if "pages_per_s" in lim}
     sizes = sorted({r.case.n for r in rows})
     out: list[str] = []
     for n in sizes:
@@ -241,6 +251,10 @@ def targets(rows: list[Row], limits: list[dict], cores: int) -> list[str]:
                        f"(target ≥ 80%): {verdict(ratio >= 0.8)}; the corpus server used "
                        f"{server_cores:.2f} of the {cores} cores meanwhile, so the limit left "
                        f"to the client was {cpu['html'] * (cores - server_cores):,.1f}")
+        if "html" in pool:
+            out.append(f"  - the worker pool alone (pages in memory, no fetching) reached "
+                       f"{pool['html']:,.1f} pages/s = {pool['html'] / limit:.0%} of that limit; "
+                       f"the pipeline is at {ours.rate / pool['html']:.0%} of the pool")
     for n in sizes:
         for latency in (0, 50):
             ours, fetch = by_id.get(f"pipeline:text:{n}:{latency}"), by_id.get(
@@ -306,13 +320,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     cases = {c.id: c for c in matrix(QUICK_SIZES if args.quick else SIZES)}
-    chosen = selected([*cases, *(f"cpu:{k}" for k in KINDS)], args.only)
+    chosen = selected([*cases, *(f"cpu:{k}" for k in KINDS), "pool:html"], args.only)
     cores = os.cpu_count() or 1
     limits = []
     for kind in KINDS:
         if f"cpu:{kind}" in chosen:
             limits.append(run_cpu_limit(kind))
             print(f"cpu:{kind}", limits[-1], flush=True)
+    if "pool:html" in chosen:
+        limits.append(run_cpu_limit("html", pool=POOL_PAGES))
+        print("pool:html", limits[-1], flush=True)
     rows: list[Row] = []
     to_run = [cases[i] for i in chosen if i in cases]
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
