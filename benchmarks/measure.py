@@ -25,6 +25,7 @@ class Measurement:
     wall_s: float
     cpu_s: float
     peak_rss_bytes: int
+    root_cpu_s: float  # the command's own process (last sample), without its descendants
     stdout: str
     stderr: str
 
@@ -97,4 +98,5 @@ def run_measured(
     sampler.halt.set()
     sampler.join()
     cpu = max(_children_cpu() - cpu_before, sum(sampler.cpu_by_pid.values()))
-    return Measurement(proc.returncode, wall, cpu, sampler.peak_rss, stdout, stderr)
+    root_cpu = sampler.cpu_by_pid.get(proc.pid, 0.0)
+    return Measurement(proc.returncode, wall, cpu, sampler.peak_rss, root_cpu, stdout, stderr)
