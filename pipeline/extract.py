@@ -20,8 +20,8 @@ from pipeline.fetch.base import Fetcher, FetchError
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.settings import Settings, load_settings
-from pipeline.truncate import clip_metadata, clip_title, truncate
-from pipeline.workers import InlineRunner, Runner
+from pipeline.truncate import Truncated, clip_metadata, clip_title, truncate
+from pipeline.workers import CutDocument, InlineRunner, Runner
 
 SNIFF_BYTES = 1024
 
@@ -126,7 +126,8 @@ class NativeExtractor:
                       metadata=clip_metadata(document.metadata))
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
-        cut = truncate(document.content, max_chars)
+        cut = (Truncated(document.content, document.truncated, document.next_offset)
+               if isinstance(document, CutDocument) else truncate(document.content, max_chars))
         return Record(ok=True, content=cut.text, truncated=cut.truncated,
                       next_offset=cut.next_offset, chars=len(cut.text), **fields)
 

@@ -35,10 +35,33 @@ from pipeline.arena import ARENA_BYTES, Arena
 from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
+from pipeline.truncate import truncate
 
-Reply = tuple[Any, ...]  # ("ok", document fields) | ("err", kind, message)
+# ("ok", document fields) | ("cut", fields, truncated, next_offset) | ("err", kind, message)
+Reply = tuple[Any, ...]
 # A reply pickled to more than this goes through the arena (when it fits) instead of the pipe.
 PIPE_REPLY_BYTES = 16 * 1024
+
+
+class CutDocument(Document):
+    """A document whose content a worker already cut to the call's ``max_chars`` option
+    (``truncated``/``next_offset`` as :func:`pipeline.truncate.truncate` says): the event loop
+    then neither unpickles nor scans text past the budget."""
+
+    truncated: bool = False
+    next_offset: int | None = None
+
+
+def _reply(document: Document, ctx: HandlerContext) -> Reply:
+    """The worker's answer: content cut to ``ctx.options['max_chars']`` when given (content
+    that is only whitespace is left alone: the caller reports it as empty)."""
+    fields = document.model_dump()
+    max_chars = ctx.options.get("max_chars")
+    if not isinstance(max_chars, int) or max_chars < 1 or not document.content.strip():
+        return ("ok", fields)
+    cut = truncate(document.content, max_chars)
+    fields["content"] = cut.text
+    return ("cut", fields, cut.truncated, cut.next_offset)
 
 
 class Runner(Protocol):
@@ -138,7 +161,7 @@ def _worker_main(conn: Connection, specs: tuple[str, ...], arena_path: str | Non
             body = arena.take(body)
         try:
             handler = registry.get(reference) if isinstance(reference, str) else reference
-            reply: Reply = ("ok", call_handler(handler, body, ctx).model_dump())
+            reply: Reply = _reply(call_handler(handler, body, ctx), ctx)
         except PipelineError as exc:
             reply = ("err", exc.kind, exc.message)
         except KeyError:
@@ -349,8 +372,12 @@ class ProcessRunner:
             reply = ("err", "extract", exc.message)
         finally:
             self._idle.put_nowait(worker)  # even a dead one: its next call restarts it
-        if reply[0] == "ok":  # validated in the worker (call_handler checks the type)
+        # validated in the worker (call_handler checks the type)
+        if reply[0] == "ok":
             return Document.model_construct(**reply[1])
+        if reply[0] == "cut":
+            return CutDocument.model_construct(**reply[1], truncated=reply[2],
+                                               next_offset=reply[3])
         raise PipelineError(reply[1], reply[2])
 
     async def _start_all(self) -> None:

@@ -163,3 +163,22 @@ async def test_no_shared_memory_means_the_pipe(registry, monkeypatch):
     async with ProcessRunner(1, timeout=10.0, specs=SPECS) as runner:
         document = await runner.run(registry.get("echo"), b"z" * 100_000, CTX)
     assert document.content == "z" * 100_000
+
+
+async def test_workers_cut_content_to_the_calls_budget_as_truncate_would(registry):
+    from dataclasses import replace
+
+    from pipeline.truncate import truncate
+    from pipeline.workers import CutDocument
+
+    text = "First paragraph, short.\n\n" + "A sentence goes on. " * 40 + "\n\nTail words here."
+    echo = registry.get("echo")
+    async with ProcessRunner(1, timeout=10.0, specs=SPECS) as runner:
+        for budget in (30, 200, 10_000):
+            ctx = replace(CTX, options={"max_chars": budget})
+            document = await runner.run(echo, text.encode(), ctx)
+            expected = truncate(text, budget)
+            assert isinstance(document, CutDocument)
+            assert (document.content, document.truncated, document.next_offset) == expected
+        blank = await runner.run(echo, b" \n\t ", replace(CTX, options={"max_chars": 2}))
+        assert not isinstance(blank, CutDocument) and blank.content == " \n\t "
