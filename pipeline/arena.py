@@ -8,8 +8,9 @@ next job. What does not fit goes through the pipe as before.
 
 The arena is a file in ``/dev/shm`` (RAM-backed; the system temp dir elsewhere), mapped by
 both processes and unlinked once the worker has mapped it, so nothing is left behind even if
-both die. Pages are only allocated when first written, so a large capacity is free until a
-large body arrives.
+both die. Its space is reserved when it is created (``posix_fallocate``): writing into a
+mapping of a full tmpfs would kill the process with SIGBUS, so a full ``/dev/shm`` (64 MiB
+in a default Docker container) must fail here instead, and the worker then uses the pipe.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
-ARENA_BYTES = 16 * 1024 * 1024  # bigger bodies and replies travel through the pipe
+ARENA_BYTES = 8 * 1024 * 1024  # bigger bodies and replies travel through the pipe
 _SHM_DIR = Path("/dev/shm")
 
 
@@ -37,7 +38,10 @@ class Arena:
         directory = str(_SHM_DIR) if _SHM_DIR.is_dir() and os.access(_SHM_DIR, os.W_OK) else None
         fd, path = tempfile.mkstemp(prefix="pipeline-arena-", dir=directory)
         try:
-            os.ftruncate(fd, size)
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, size)  # ENOSPC now rather than SIGBUS later
+            else:
+                os.ftruncate(fd, size)
             return cls(path, mmap.mmap(fd, size))
         except BaseException:
             os.unlink(path)

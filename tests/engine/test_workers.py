@@ -153,13 +153,19 @@ def test_arena_files_are_unlinked_once_mapped(tmp_path):
         arena.close()
 
 
-async def test_no_shared_memory_means_the_pipe(registry, monkeypatch):
+async def test_no_shared_memory_means_the_pipe(registry, monkeypatch, tmp_path):
+    import errno
+
     from pipeline import arena
 
-    def refuse(cls, size):
-        raise OSError("no shm here")
+    def full(fd, offset, length):  # a full /dev/shm: refused up front, never a SIGBUS later
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(arena.Arena, "create", classmethod(refuse))
+    monkeypatch.setattr(arena.os, "posix_fallocate", full, raising=False)
+    monkeypatch.setattr(arena, "_SHM_DIR", tmp_path)
+    with pytest.raises(OSError):
+        arena.Arena.create(1024)
+    assert list(tmp_path.iterdir()) == []  # the half-made file is gone
     async with ProcessRunner(1, timeout=10.0, specs=SPECS) as runner:
         document = await runner.run(registry.get("echo"), b"z" * 100_000, CTX)
     assert document.content == "z" * 100_000
