@@ -1,6 +1,7 @@
-"""Jina: search (``POST {JINA_SEARCH_URL}/`` with ``{"q", "num", "gl", "hl"}``, key
-required) and the reader (``POST {JINA_READER_URL}/`` with ``{"url": ...}``, key optional but
-rate-limited without), both with a Bearer key.
+"""Jina: search (``POST {JINA_SEARCH_URL}/`` with ``{"q", "num", "gl", "hl"}``, the same as
+``GET /?q=`` where POST is not routed; key required) and the reader
+(``POST {JINA_READER_URL}/`` with ``{"url": ...}``, key optional but rate-limited without),
+both with a Bearer key.
 
 Both answer JSON when asked with ``Accept: application/json``: ``{"code", "status",
 "data"}`` where search's ``data`` is a list of ``title``/``url``/``description`` rows and the
@@ -69,8 +70,7 @@ class JinaProvider(HttpProvider):
             num=options.max_results, gl=(options.region or "")[:2].lower(),
             hl=(options.language or "").replace("_", "-").split("-")[0].lower())}
         try:
-            data = await self.http.request_json(
-                "POST", join_url(self.search_url, "/"), headers=headers, json_body=body)
+            data = await self._search(body, headers)
         except VendorError as exc:
             if exc.status == 422 and NO_RESULTS in exc.message:
                 return SearchPage(warnings=warnings)  # Jina's way of saying "nothing found"
@@ -78,6 +78,17 @@ class JinaProvider(HttpProvider):
         rows = rename_rows(results_list(self.name, data, "data"), title="title", url="url",
                            snippet="description", published="date")
         return SearchPage(rows=rows, warnings=warnings)
+
+    async def _search(self, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        """POST as the API reference documents; an endpoint that does not route POST (an
+        older self-hosted reader, a proxy) gets the ``GET /?q=`` form the README shows."""
+        url = join_url(self.search_url, "/")
+        try:
+            return await self.http.request_json("POST", url, headers=headers, json_body=body)
+        except VendorError as exc:
+            if exc.status not in (404, 405):
+                raise
+        return await self.http.request_json("GET", url, headers=headers, params=body)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
         return await per_url(urls, lambda url: self._read(url, options), self.name,

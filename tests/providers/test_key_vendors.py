@@ -263,6 +263,16 @@ async def test_jina_search(server, jina):
     assert any("time_range" in w for w in page.warnings)
 
 
+async def test_jina_search_falls_back_to_get_where_post_is_not_routed(server, jina):
+    server.route("GET", "/s/", reply_json({"code": 200, "status": 20000, "data": [
+        {"title": "J", "url": A, "description": "jd"}]}))
+    async with jina:
+        page = await jina.search("q", SearchOptions(max_results=3))
+    assert [(r.method, r.query) for r in server.requests] == [
+        ("POST", {}), ("GET", {"q": "q", "num": "3"})]
+    assert [row["url"] for row in page.rows] == [A]
+
+
 async def test_jina_search_needs_key(settings):
     provider = JinaProvider(settings, {})
     assert provider.configured_for("extract") and not provider.configured_for("search")
