@@ -5,7 +5,8 @@ both with a Bearer key.
 
 Both answer JSON when asked with ``Accept: application/json``: ``{"code", "status",
 "data"}`` where search's ``data`` is a list of ``title``/``url``/``description`` rows and the
-reader's is one page (``title``, ``url``, ``content``, ``description``, ``publishedTime``).
+reader's is one page (``title``, ``url``, ``content`` — ``text`` with ``X-Return-Format:
+text`` —, ``description``, ``publishedTime``).
 Errors answer ``{"code", "name", "message", "readableMessage"}`` with the HTTP status; a
 search that finds nothing answers 422 "No search results available for query ...".
 """
@@ -103,8 +104,11 @@ class JinaProvider(HttpProvider):
             reason = error_detail(data)
             raise VendorError(self.name, f"error answer: {reason}" if reason
                               else "unexpected answer shape (no data object)")
+        # the reader puts markdown in "content" and plain text in "text"
+        fields = ("text", "content") if options.format == "text" else ("content", "text")
+        content = next((page[f] for f in fields if isinstance(page.get(f), str)), None)
         return vendor_record(
-            url, self.name, options, self.policy, content=page.get("content"),
+            url, self.name, options, self.policy, content=content,
             final_url=page.get("url"), title=page.get("title"),
             metadata={"description": page.get("description"),
                       "published": page.get("publishedTime")})

@@ -288,6 +288,18 @@ async def test_jina_documented_reader(mocked, settings, sleeps):
     assert record.ok and record.content.startswith("This domain is for use")
 
 
+async def test_jina_reader_text_format_reads_the_text_field(mocked, settings, sleeps):
+    mocked.post("https://r.jina.ai/", payload=va.JINA_READ_TEXT)
+    async with provider(JinaProvider, settings, sleeps) as jina:
+        [record] = await jina.extract(["https://example.com/"],
+                                      ExtractOptions(format="text", max_chars=500))
+    [(_, sent)] = calls(mocked, "POST")
+    assert sent["headers"]["X-Return-Format"] == "text"
+    assert "Authorization" not in sent["headers"]  # the reader works without a key
+    assert record.ok and record.format == "text"
+    assert record.content == "Example Domain\nThis domain is for use in illustrative examples."
+
+
 async def test_jina_bad_key_fails_the_provider(mocked, settings, sleeps):
     mocked.post("https://r.jina.ai/", status=401, payload=va.JINA_UNAUTHORIZED)
     async with provider(JinaProvider, settings, sleeps, JINA_API_KEY="bad") as jina:

@@ -146,3 +146,7 @@ JINA_NO_RESULTS = {"data": None, "code": 422, "name": "AssertionFailureError", "
 JINA_UNAUTHORIZED = {"data": None, "code": 401, "name": "AuthenticationFailedError",
                      "status": 40103, "message": "Invalid API key, please get a new one from "
                      "https://jina.ai", "readableMessage": "AuthenticationFailedError: Invalid key"}
+JINA_READ_TEXT = {"code": 200, "status": 20000, "data": {  # X-Return-Format: text
+    "title": "Example Domain", "description": "", "url": "https://example.com/",
+    "text": "Example Domain\nThis domain is for use in illustrative examples.",
+    "publishedTime": None, "usage": {"tokens": 20}}}
