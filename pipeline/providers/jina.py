@@ -77,7 +77,7 @@ class JinaProvider(HttpProvider):
                 return SearchPage(warnings=warnings)  # Jina's way of saying "nothing found"
             raise
         rows = rename_rows(results_list(self.name, data, "data"), title="title", url="url",
-                           snippet="description", published="date")
+                           snippet="description", published=("date", "publishedTime"))
         return SearchPage(rows=rows, warnings=warnings)
 
     async def _search(self, body: dict[str, Any], headers: dict[str, str]) -> Any:
