@@ -18,7 +18,7 @@ from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
 from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions, SearchOptions
-from pipeline.providers.http import VendorError
+from pipeline.providers.http import VendorError, error_detail
 from pipeline.truncate import clip_metadata, clip_title, truncate
 
 MAX_URL_CHARS = 8192
@@ -138,6 +138,47 @@ def in_input_order(urls: Sequence[str], by_url: Mapping[str, Record],
     return out
 
 
+def url_key(url: object) -> str | None:
+    """A URL as vendors may echo it back (scheme and host case, a trailing slash, a
+    fragment dropped), for matching their rows to the URLs we asked for; None for
+    anything that is not text."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url
+    path = parts.path.rstrip("/")
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
+
+
+def url_matcher(urls: Iterable[str]) -> Callable[[object], str | None]:
+    """``match(found)``: which of ``urls`` a URL in a vendor's answer stands for — the same
+    string, else the same :func:`url_key` (first such URL); None for any other."""
+    urls = list(urls)
+    exact = set(urls)
+    keyed: dict[str | None, str] = {}
+    for url in urls:
+        keyed.setdefault(url_key(url), url)
+    keyed.pop(None, None)
+
+    def match(found: object) -> str | None:
+        if isinstance(found, str) and found in exact:
+            return found
+        return keyed.get(url_key(found))
+
+    return match
+
+
+def first_text(value: object) -> str | None:
+    """A text field that vendors may send as a string or a list of strings (Firecrawl's
+    page metadata): the first non-blank string, else None."""
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, str) and v.strip()), None)
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def strip_tags(text: object) -> object:
     """Plain text from a vendor snippet with inline HTML (``<strong>``, entities)."""
     return html.unescape(_TAG.sub("", text)) if isinstance(text, str) else text
@@ -199,9 +240,12 @@ def dig(data: Any, *keys: str) -> Any:
 
 def results_list(vendor: str, data: Any, *path: str) -> list[Any]:
     """The list at ``data[path...]``. A missing key means no results (vendors omit empty
-    arrays); an answer that is not an object, or a non-list there, is a provider error."""
+    arrays) unless the answer carries an error message instead; an answer that is not an
+    object, or a non-list there, is a provider error."""
     if not isinstance(data, dict):
         raise VendorError(vendor, "unexpected answer shape (not a JSON object)", fatal=True)
+    if path and path[0] not in data and (reason := error_detail(data)):
+        raise VendorError(vendor, f"error answer: {reason}")  # a 200 that says it failed
     value: Any = data
     for key in path:
         if value is None:

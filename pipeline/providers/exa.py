@@ -1,9 +1,11 @@
 """Exa: ``POST {EXA_BASE_URL}/search`` and ``/contents`` with the ``x-api-key`` header.
 
-Search takes ``numResults``, ``includeDomains``, ``excludeDomains`` and
-``startPublishedDate``; rows carry ``title``, ``url``, ``publishedDate``, ``score`` and, as
-asked, a short ``text`` used as the snippet. Contents takes ``urls`` and ``text: true`` and
-answers ``results`` plus per-URL ``statuses`` (``id`` = the URL, ``status``, ``error.tag``).
+Search takes ``numResults``, ``includeDomains``, ``excludeDomains``,
+``startPublishedDate`` and ``userLocation`` (a two-letter country code); rows carry
+``title``, ``url``, ``publishedDate``, ``score`` and, as asked, a short ``text`` used as the
+snippet. Contents takes ``urls`` and ``text: true`` and answers ``results`` plus per-URL
+``statuses`` (``id`` = the URL, ``status``, ``error.tag``); errors answer
+``{"requestId", "error", "tag"}``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pipeline.providers.common import (
     rename_rows,
     results_list,
     unsupported,
+    url_matcher,
     vendor_record,
 )
 from pipeline.providers.http import HttpProvider, join_url, vendor_reason
@@ -55,23 +58,25 @@ class ExaProvider(HttpProvider):
         body.update(present(numResults=options.max_results,
                             includeDomains=options.include_domains,
                             excludeDomains=options.exclude_domains,
-                            startPublishedDate=_since(options.time_range)))
-        warnings = unsupported(options, "language", "region")
+                            startPublishedDate=_since(options.time_range),
+                            userLocation=(options.region or "")[:2].upper()))
+        warnings = unsupported(options, "language")
         data = await self.http.request_json("POST", join_url(self.base_url, "/search"),
                                             json_body=body, headers=self._headers())
         rows = rename_rows(results_list(self.name, data, "results"), title="title", url="url",
-                           snippet="text", score="score", published="publishedDate")
+                           snippet=("text", "summary"), score="score",
+                           published="publishedDate")
         return SearchPage(rows=rows, warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
         data = await self.http.request_json(
             "POST", join_url(self.base_url, "/contents"), headers=self._headers(),
             json_body={"urls": list(urls), "text": True})
-        wanted = set(urls)
+        match = url_matcher(urls)
         by_url: dict[str, Record] = {}
         for status in results_list(self.name, data, "statuses"):
-            url = dig(status, "id")
-            if url in wanted and dig(status, "status") == "error":
+            url = match(dig(status, "id"))
+            if url is not None and dig(status, "status") == "error":
                 tag = vendor_reason(dig(status, "error", "tag"), "error")
                 code = dig(status, "error", "httpStatusCode")
                 by_url[url] = failed_record(url, self.name, f"{tag}" + (
@@ -79,8 +84,7 @@ class ExaProvider(HttpProvider):
         for item in results_list(self.name, data, "results"):
             # Exa may answer with the page's canonical URL: match on ``id`` (the requested
             # URL) first, then on ``url``.
-            requested = next((u for u in (dig(item, "id"), dig(item, "url")) if u in wanted),
-                             None)
+            requested = match(dig(item, "id")) or match(dig(item, "url"))
             if requested and requested not in by_url:
                 by_url[requested] = vendor_record(
                     requested, self.name, options, self.policy, content=item.get("text"),

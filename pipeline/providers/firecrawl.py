@@ -4,7 +4,9 @@
 Search takes ``query``, ``limit`` and ``tbs`` (``qdr:d``/``w``/``m``/``y``) and answers
 ``data.web`` (v2; v1: ``data``) rows with ``url``, ``title``, ``description``. Scrape takes
 one ``url`` with ``formats: ["markdown"]`` and answers ``data.markdown`` and
-``data.metadata`` (``title``, ``sourceURL``, ``url``, ``statusCode``, ``contentType``...).
+``data.metadata`` (``title``, ``sourceURL``, ``url``, ``statusCode``, ``contentType``,
+``error``...; ``title``, ``description`` and ``language`` may be strings or lists of them).
+A 200 answer with ``success: false`` is a failure like an error status.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
     dig,
+    first_text,
     per_url,
     rename_rows,
     results_list,
@@ -75,7 +78,8 @@ class FirecrawlProvider(HttpProvider):
         found = dig(data, "data")
         rows = results_list(self.name, data, "data") if isinstance(found, list) or found is None \
             else results_list(self.name, data, "data", "web")
-        return SearchPage(rows=rename_rows(rows, title="title", url="url", snippet="description"),
+        return SearchPage(rows=rename_rows(rows, title="title", url="url",
+                                           snippet=("description", "snippet")),
                           warnings=warnings)
 
     async def extract(self, urls: Sequence[str], options: ExtractOptions) -> list[Record]:
@@ -94,10 +98,14 @@ class FirecrawlProvider(HttpProvider):
             meta = {}
         status = meta.get("statusCode")
         if isinstance(status, int) and status >= 400:
-            raise VendorError(self.name, f"the page answered HTTP {status}")
+            reason = vendor_reason(meta.get("error"))
+            raise VendorError(self.name, f"the page answered HTTP {status}"
+                              + (f" ({reason})" if reason else ""))
         return vendor_record(
             url, self.name, options, self.policy, content=dig(page, "markdown"), fmt="markdown",
-            final_url=meta.get("url") or meta.get("sourceURL"), title=meta.get("title"),
-            status=status, content_type=meta.get("contentType"),
-            metadata={"description": meta.get("description"), "lang": meta.get("language"),
-                      "published": meta.get("publishedTime")})
+            final_url=first_text(meta.get("url")) or first_text(meta.get("sourceURL")),
+            title=first_text(meta.get("title")), status=status,
+            content_type=first_text(meta.get("contentType")),
+            metadata={"description": first_text(meta.get("description")),
+                      "lang": first_text(meta.get("language")),
+                      "published": first_text(meta.get("publishedTime"))})

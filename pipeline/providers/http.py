@@ -62,20 +62,55 @@ def vendor_reason(value: object, fallback: str = "") -> str:
     return fallback
 
 
+_REASON_KEYS = ("error", "message", "detail", "msg")
+
+
+def error_detail(data: Any) -> str:
+    """A vendor's short reason from a parsed error answer: ``{"error": "..."}``, or one
+    level down as Brave (``{"error": {"detail": ...}}``) and Tavily
+    (``{"detail": {"error": ...}}``) nest it; "" when there is none."""
+    if not isinstance(data, dict):
+        return ""
+    for key in _REASON_KEYS:
+        value = data.get(key)
+        if isinstance(value, dict):
+            value = next((value[k] for k in _REASON_KEYS
+                          if isinstance(value.get(k), str) and value[k].strip()), None)
+        if reason := vendor_reason(value):
+            return reason
+    return ""
+
+
 def _vendor_detail(body: bytes) -> str:
     """A short reason from an error body, if the vendor sent a JSON one."""
     try:
-        data = json.loads(body)
+        return error_detail(json.loads(body))
     except ValueError:
         return ""
-    if isinstance(data, dict):
-        for key in ("error", "message", "detail", "msg"):
-            value = data.get(key)
-            if isinstance(value, dict):
-                value = value.get("message") or value.get("detail")
-            if reason := vendor_reason(value):
-                return reason
-    return ""
+
+
+def _numbers(value: str | None) -> list[float]:
+    """``"1, 1419704"`` -> ``[1.0, 1419704.0]``; garbage entries are dropped."""
+    out = []
+    for part in (value or "").split(",")[:8]:
+        try:
+            out.append(float(part.strip()))
+        except ValueError:
+            continue
+    return out
+
+
+def rate_limit_reset(headers: Mapping[str, str]) -> float | None:
+    """Seconds until the exhausted rate-limit window resets, from ``X-RateLimit-Reset``
+    (one comma-separated entry per window, as Brave sends ``1, 1419704``) paired with
+    ``X-RateLimit-Remaining``: the longest reset among windows with nothing left, else the
+    shortest one; None without the header."""
+    resets = _numbers(headers.get("X-RateLimit-Reset"))
+    if not resets:
+        return None
+    remaining = _numbers(headers.get("X-RateLimit-Remaining"))
+    exhausted = [reset for reset, left in zip(resets, remaining, strict=False) if left <= 0]
+    return max(max(exhausted) if exhausted else min(resets), 0.0)
 
 
 class VendorClient:
@@ -149,7 +184,7 @@ class VendorClient:
                 body = await self._read_capped(resp)
                 if 200 <= resp.status < 300:
                     return body
-                raise self._status_error(resp.status, resp.headers.get("Retry-After"), body)
+                raise self._status_error(resp.status, resp.headers, body)
         except VendorError:
             raise
         except asyncio.TimeoutError as exc:
@@ -171,11 +206,13 @@ class VendorClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _status_error(self, status: int, retry_after: str | None, body: bytes) -> VendorError:
+    def _status_error(self, status: int, headers: Mapping[str, str],
+                      body: bytes) -> VendorError:
         detail = _vendor_detail(body)
         suffix = f" ({detail})" if detail else ""
         if status in self.status_causes:
-            return VendorError(self.vendor, f"{self.status_causes[status]} (HTTP {status})",
+            return VendorError(self.vendor,
+                               f"{self.status_causes[status]} (HTTP {status}){suffix}",
                                status=status, fatal=True)
         if status in _AUTH_STATUSES:
             return VendorError(self.vendor, f"invalid or expired key (HTTP {status}){suffix}",
@@ -183,10 +220,15 @@ class VendorClient:
         if status == 402:
             return VendorError(self.vendor, f"payment required (HTTP 402){suffix}",
                                status=status, fatal=True)
-        hint = parse_retry_after(retry_after, cap=self.settings.retry_after_cap)
+        cap = self.settings.retry_after_cap
+        hint = parse_retry_after(headers.get("Retry-After"), cap=cap)
         if status == 429:
+            reset = rate_limit_reset(headers) if hint is None else None
+            if reset is not None and reset > cap:  # a quota, not a burst: waiting won't do
+                return VendorError(self.vendor, f"quota exhausted (HTTP 429, resets in "
+                                   f"{reset:.0f} s){suffix}", status=status, fatal=True)
             return VendorError(self.vendor, f"rate limited (HTTP 429){suffix}", retryable=True,
-                               retry_after=hint, status=status)
+                               retry_after=hint if reset is None else reset, status=status)
         retryable = status in RETRYABLE_STATUSES
         return VendorError(self.vendor, f"HTTP {status}{suffix}", retryable=retryable,
                            retry_after=hint if retryable else None, status=status)

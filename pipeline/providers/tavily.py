@@ -3,12 +3,15 @@
 Search takes ``max_results`` (at most 20), ``time_range``, ``include_domains`` and
 ``exclude_domains``; rows carry ``title``, ``url``, ``content`` (the snippet) and ``score``.
 Extract takes up to 20 ``urls`` per call and answers ``results`` (``url``, ``raw_content``)
-and ``failed_results`` (``url``, ``error``).
+and ``failed_results`` (``url``, ``error``; some renderings of the docs list bare URLs, so
+both are read). Errors come as ``{"detail": {"error": ...}}``; besides 401/429/5xx Tavily
+uses 432 (plan limit) and 433 (pay-as-you-go limit): the key is unusable until then.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
@@ -20,13 +23,16 @@ from pipeline.providers.common import (
     rename_rows,
     results_list,
     unsupported,
+    url_matcher,
     vendor_record,
 )
 from pipeline.providers.http import HttpProvider, join_url, vendor_reason
+from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
 EXTRACT_BATCH = 20
+LIMIT_CAUSES = {432: "plan usage limit exceeded", 433: "pay-as-you-go limit exceeded"}
 
 
 class TavilyProvider(HttpProvider):
@@ -34,6 +40,10 @@ class TavilyProvider(HttpProvider):
     base_url_env = "TAVILY_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
     key_env = ("TAVILY_API_KEY",)
+
+    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+        client_options.setdefault("status_causes", LIMIT_CAUSES)
+        super().__init__(settings, env, **client_options)
 
     async def search(self, query: str, options: SearchOptions) -> SearchPage:
         warnings: list[str] = []
@@ -55,15 +65,18 @@ class TavilyProvider(HttpProvider):
             data = await self.http.request_json(
                 "POST", join_url(self.base_url, "/extract"), headers=self.bearer(),
                 json_body={"urls": batch, "format": options.format, "extract_depth": "basic"})
-            wanted = set(batch)
+            # Tavily echoes the URL it read, possibly spelled a little differently
+            match = url_matcher(batch)
             for item in results_list(self.name, data, "results"):
-                url = item.get("url") if isinstance(item, dict) else None
-                if url in wanted and url not in by_url:
+                url = match(item.get("url") if isinstance(item, dict) else None)
+                if url is not None and url not in by_url:
                     by_url[url] = vendor_record(url, self.name, options, self.policy,
                                                 content=item.get("raw_content"))
             for item in results_list(self.name, data, "failed_results"):
-                url = item.get("url") if isinstance(item, dict) else None
-                if url in wanted and url not in by_url:
-                    cause = vendor_reason(item.get("error"), "extraction failed")
+                failed = item.get("url") if isinstance(item, dict) else item
+                url = match(failed)
+                if url is not None and url not in by_url:
+                    error = item.get("error") if isinstance(item, dict) else None
+                    cause = vendor_reason(error, "extraction failed")
                     by_url[url] = failed_record(url, self.name, cause)
         return in_input_order(urls, by_url, self.name)

@@ -76,7 +76,7 @@ async def test_search_only_provider_for_extraction_is_config_error():
      {"requestId": "r", "results": []}),
     ({"FIRECRAWL_API_KEY": "k", "FIRECRAWL_API_URL": "{url}"}, "POST", "/v2/search",
      {"success": True, "data": {"web": []}}),
-    ({"JINA_API_KEY": "k", "JINA_SEARCH_URL": "{url}"}, "GET", "/",
+    ({"JINA_API_KEY": "k", "JINA_SEARCH_URL": "{url}"}, "POST", "/",
      {"code": 200, "status": 20000, "data": []}),
 ])
 async def test_empty_answers_are_success_for_every_vendor(server, monkeypatch, env, method,

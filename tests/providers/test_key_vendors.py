@@ -111,10 +111,10 @@ async def test_exa_search(server, exa):
     body = sent.json()
     assert sent.headers["x-api-key"] == "exa-k"
     assert body["numResults"] == 5 and body["excludeDomains"] == ["b.example"]
-    assert body["startPublishedDate"].endswith("Z")
+    assert body["startPublishedDate"].endswith("Z") and body["userLocation"] == "US"
     assert page.rows == [{"title": "Exa A", "url": A, "snippet": "Short text.", "score": 0.33,
                           "published": "2024-03-01T00:00:00.000Z"}]
-    assert any("region" in w for w in page.warnings)
+    assert page.warnings == []
 
 
 async def test_exa_contents_with_statuses(server, exa):
@@ -251,16 +251,26 @@ def jina(server, settings, sleeps):
 
 
 async def test_jina_search(server, jina):
-    server.route("GET", "/s/", reply_json({"code": 200, "status": 20000, "data": [
+    server.route("POST", "/s/", reply_json({"code": 200, "status": 20000, "data": [
         {"title": "J", "url": A, "description": "jd", "content": ""}]}))
     async with jina:
         page = await jina.search("q", SearchOptions(include_domains=["a.example"],
                                                     time_range="day"))
     sent = server.requests[0]
-    assert sent.query == {"q": "q"} and sent.headers["X-Site"] == "a.example"
+    assert sent.json() == {"q": "q"} and sent.headers["X-Site"] == "a.example"
     assert sent.headers["Authorization"] == "Bearer jina_k"
     assert page.rows == [{"title": "J", "url": A, "snippet": "jd", "published": None}]
     assert any("time_range" in w for w in page.warnings)
+
+
+async def test_jina_search_falls_back_to_get_where_post_is_not_routed(server, jina):
+    server.route("GET", "/s/", reply_json({"code": 200, "status": 20000, "data": [
+        {"title": "J", "url": A, "description": "jd"}]}))
+    async with jina:
+        page = await jina.search("q", SearchOptions(max_results=3))
+    assert [(r.method, r.query) for r in server.requests] == [
+        ("POST", {}), ("GET", {"q": "q", "num": "3"})]
+    assert [row["url"] for row in page.rows] == [A]
 
 
 async def test_jina_search_needs_key(settings):
