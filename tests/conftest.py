@@ -4,9 +4,6 @@ directory, and no test sees another's pages)."""
 import pytest
 
 from pipeline import cache
-from tests import aioresponses_compat
-
-aioresponses_compat.install()
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.inflate import decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
+from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_delay
@@ -105,6 +106,7 @@ class HttpFetcher:
             limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
             ttl_dns_cache=60, resolver=self._policy_resolver,
         )
+        teach_aioresponses()  # tests may mock us with aioresponses
         self._session = aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # no cookie ever reaches another host

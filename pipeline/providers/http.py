@@ -18,6 +18,7 @@ import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
 from pipeline.settings import Settings
@@ -138,6 +139,7 @@ class VendorClient:
             s = self.settings
             timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=s.connect_timeout,
                                             sock_read=s.read_timeout)
+            teach_aioresponses()  # tests may mock us with aioresponses
             self._session = aiohttp.ClientSession(
                 timeout=timeout, headers={"User-Agent": s.user_agent})
         return self._session
