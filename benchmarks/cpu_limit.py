@@ -33,8 +33,10 @@ class CpuLimit:
         return 1000.0 / self.ms_per_page
 
 
-def measure_cpu_limit(kind: PageKind, warmup: int = 10) -> CpuLimit:
-    """Average CPU time of the handler per page over every corpus page (one pass)."""
+def measure_cpu_limit(kind: PageKind, warmup: int = 10, passes: int = 3) -> CpuLimit:
+    """Average CPU time of the handler per page over every corpus page: the best of
+    ``passes`` passes (a shared machine only ever makes a pass slower, and the fastest pass
+    gives the highest — the most demanding — limit)."""
     pages = load_pages()
     if kind == "text":
         pages = [text_page(p) for p in pages]
@@ -53,10 +55,13 @@ def measure_cpu_limit(kind: PageKind, warmup: int = 10) -> CpuLimit:
 
     for index, body in enumerate(pages[:warmup]):
         run(index, body)
-    started = time.process_time()
-    failures = sum(not run(index, body) for index, body in enumerate(pages))
-    elapsed = time.process_time() - started
-    return CpuLimit(kind, handler.name, len(pages), failures, 1000.0 * elapsed / len(pages))
+    best = float("inf")
+    failures = 0
+    for _ in range(passes):
+        started = time.process_time()
+        failures = sum(not run(index, body) for index, body in enumerate(pages))
+        best = min(best, time.process_time() - started)
+    return CpuLimit(kind, handler.name, len(pages), failures, 1000.0 * best / len(pages))
 
 
 async def _drive_pool(kind: PageKind, n: int, workers: int) -> dict:

@@ -10,7 +10,8 @@ a subprocess whose whole process tree is measured (``measure.py``):
 * ``fetch``: the same loop with the body dropped — the ceiling of the fetch path.
 
 ``cpu:<kind>`` is the CPU-bound limit: our handler over the pages in memory on one core,
-times the number of cores (``cpu_limit.py``). ``pool:html`` is the batch worker pool alone
+times the number of cores (``cpu_limit.py``), measured before and after the cases (the
+faster measurement is kept). ``pool:html`` is the batch worker pool alone
 over the same pages in memory (``cpu_limit.py html --pool N``): what the engine could reach
 if fetching cost nothing. The table goes to stdout and into
 ``benchmarks/README.md`` between the ``throughput`` markers.
@@ -171,6 +172,29 @@ def run_cpu_limit(kind: str, pool: int | None = None) -> dict:
     return json.loads(measured.stdout.strip().splitlines()[-1])
 
 
+def measure_limits(chosen: list[str]) -> list[dict]:
+    limits = []
+    for kind in KINDS:
+        if f"cpu:{kind}" in chosen:
+            limits.append(run_cpu_limit(kind))
+            print(f"cpu:{kind}", limits[-1], flush=True)
+    if "pool:html" in chosen:
+        limits.append(run_cpu_limit("html", pool=POOL_PAGES))
+        print("pool:html", limits[-1], flush=True)
+    return limits
+
+
+def best_of(first: dict, again: dict) -> dict:
+    """The faster of two measurements of one limit. The machine's speed drifts (a shared
+    VM: the same pass has measured 5.7 and 9.7 ms a page an hour apart), and the faster
+    figure is the more demanding limit for the pipeline."""
+    if "ms_per_page" in first and "ms_per_page" in again:
+        return min(first, again, key=lambda lim: lim["ms_per_page"])
+    if "pages_per_s" in first and "pages_per_s" in again:
+        return max(first, again, key=lambda lim: lim["pages_per_s"])
+    return first if "error" not in first else again
+
+
 # --- report ---------------------------------------------------------------------------------
 
 def machine() -> str:
@@ -327,14 +351,7 @@ def main(argv: list[str] | None = None) -> None:
     cases = {c.id: c for c in matrix(QUICK_SIZES if args.quick else SIZES)}
     chosen = selected([*cases, *(f"cpu:{k}" for k in KINDS), "pool:html"], args.only)
     cores = os.cpu_count() or 1
-    limits = []
-    for kind in KINDS:
-        if f"cpu:{kind}" in chosen:
-            limits.append(run_cpu_limit(kind))
-            print(f"cpu:{kind}", limits[-1], flush=True)
-    if "pool:html" in chosen:
-        limits.append(run_cpu_limit("html", pool=POOL_PAGES))
-        print("pool:html", limits[-1], flush=True)
+    limits = measure_limits(chosen)
     rows: list[Row] = []
     to_run = [cases[i] for i in chosen if i in cases]
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
@@ -344,6 +361,9 @@ def main(argv: list[str] | None = None) -> None:
                 for case in group:
                     rows.append(run_case(case, base_url, server, Path(tmp), args))
                     print(rows_table(rows[-1:])[-1], flush=True)
+    if rows:  # once more after the cases: keep the faster measurement of each limit
+        limits = [best_of(first, again) for first, again in zip(limits, measure_limits(chosen),
+                                                                strict=True)]
     given = list(argv if argv is not None else sys.argv[1:])
     if args.json and "--json" in given:  # a local output path does not belong in the README
         del given[given.index("--json"):given.index("--json") + 2]
