@@ -268,11 +268,13 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             undo = _install_stop(stop)
             startup = _watch_workers(runner, stop)
             # Everything imported so far lives as long as the run: keep the collector from
-            # walking it on every full collection (see the same call in pipeline.workers).
+            # walking it on every full collection (see the same call in pipeline.workers);
+            # unfrozen after, so a long-lived caller of main() can still collect it.
             gc.freeze()
             try:
                 summary = await engine.run(feed(read_lines(source)), stop)
             finally:
+                gc.unfreeze()
                 undo()
                 if startup is not None:
                     startup.cancel()
