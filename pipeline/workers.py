@@ -5,7 +5,9 @@
 * :class:`ProcessRunner` runs it in a pool of worker processes — for batch mode. Each worker
   has its own pipe, read from the event loop (no thread hop per document), so a worker that
   hangs past the time limit or dies (``os._exit``, a segfault) costs only its own document:
-  it is replaced, the others keep working. (``concurrent.futures.ProcessPoolExecutor``
+  it is replaced, the others keep working. Jobs wait in one queue; each worker has a driver
+  coroutine that sends it the next job as soon as its reply is read. Bodies and large
+  replies travel through a shared-memory arena per worker (:mod:`pipeline.arena`). (``concurrent.futures.ProcessPoolExecutor``
   marks the whole pool broken instead.)
 
 One deliberate exception to "CPU work never runs on the event loop": a handler may offer
@@ -293,6 +295,8 @@ class _Worker:
         self._loop = None
 
     def kill(self) -> None:
+        if self._waiting is not None and not self._waiting.done():  # a call waits: it ends
+            self._waiting.set_exception(EOFError("worker killed"))
         self.detach()
         if self.process is not None and self.process.is_alive():
             self.process.kill()
@@ -335,7 +339,10 @@ class ProcessRunner:
         # is sent to them pickled.
         self._registry = build_registry(self.specs)
         self._workers: list[_Worker] = []
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        # Jobs wait here; each worker's driver takes the next one the moment its reply is in.
+        self._jobs: asyncio.Queue[tuple[tuple[Any, ...], asyncio.Future[Reply]]] = (
+            asyncio.Queue())
+        self._drivers: list[asyncio.Task[None]] = []
         self._starting: asyncio.Task[None] | None = None
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
@@ -365,13 +372,9 @@ class ProcessRunner:
         elif (failure := self._starting.exception()) is not None:
             raise failure
         job = (self._reference(handler), body, ctx)
-        worker = await self._idle.get()
-        try:
-            reply = await worker.call(job, self.timeout)
-        except PipelineError as exc:  # no worker process would start
-            reply = ("err", "extract", exc.message)
-        finally:
-            self._idle.put_nowait(worker)  # even a dead one: its next call restarts it
+        answer: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._jobs.put_nowait((job, answer))
+        reply = await answer
         # validated in the worker (call_handler checks the type)
         if reply[0] == "ok":
             return Document.model_construct(**reply[1])
@@ -380,6 +383,31 @@ class ProcessRunner:
                                                next_offset=reply[3])
         raise PipelineError(reply[1], reply[2])
 
+    async def _drive(self, worker: _Worker) -> None:
+        """Feed ``worker`` jobs, one at a time, for the pool's life. The next job goes out
+        as soon as this one's reply is read, without a turn of the event loop through an
+        idle queue (the loop is busy fetching; each turn kept the worker waiting). A job
+        whose caller gave up is killed with its worker, so no late reply meets the next
+        job (the worker is replaced)."""
+        while True:
+            job, answer = await self._jobs.get()
+            if answer.done():  # its caller gave up while it waited
+                continue
+
+            def abandon(future: asyncio.Future[Reply], worker: _Worker = worker) -> None:
+                if future.cancelled():
+                    worker.kill()
+
+            answer.add_done_callback(abandon)
+            try:
+                reply = await worker.call(job, self.timeout)
+            except PipelineError as exc:  # no worker process would start
+                reply = ("err", "extract", exc.message)
+            finally:
+                answer.remove_done_callback(abandon)
+            if not answer.done():
+                answer.set_result(reply)
+
     async def _start_all(self) -> None:
         try:
             await asyncio.gather(*(worker.start() for worker in self._workers))
@@ -387,8 +415,7 @@ class ProcessRunner:
             for worker in self._workers:
                 worker.kill()
             raise
-        for worker in self._workers:
-            self._idle.put_nowait(worker)
+        self._drivers = [asyncio.ensure_future(self._drive(worker)) for worker in self._workers]
 
     async def __aenter__(self) -> ProcessRunner:
         self._workers = [_Worker(self._context, self.specs, self.arena_bytes)
@@ -403,12 +430,13 @@ class ProcessRunner:
             self._starting.cancel()
             await asyncio.gather(self._starting, return_exceptions=True)
         self._starting = None
-        idle = []
-        while not self._idle.empty():
-            idle.append(self._idle.get_nowait())
-        for worker in self._workers:
-            if worker not in idle:
-                worker.kill()
+        for driver in self._drivers:  # a driver stopped mid-job kills its worker
+            driver.cancel()
+        await asyncio.gather(*self._drivers, return_exceptions=True)
+        self._drivers = []
+        while not self._jobs.empty():
+            self._jobs.get_nowait()[1].cancel()
+        idle = [worker for worker in self._workers if worker.conn is not None]
         for worker in idle:
             worker.detach()
         await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in idle))

@@ -188,3 +188,20 @@ async def test_workers_cut_content_to_the_calls_budget_as_truncate_would(registr
             assert (document.content, document.truncated, document.next_offset) == expected
         blank = await runner.run(echo, b" \n\t ", replace(CTX, options={"max_chars": 2}))
         assert not isinstance(blank, CutDocument) and blank.content == " \n\t "
+
+
+async def test_giving_up_a_queued_job_spares_the_running_one_and_the_worker(registry):
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS) as runner:
+        await runner.started()
+        slow = asyncio.ensure_future(runner.run(registry.get("slow"), b"first", CTX))
+        await asyncio.sleep(0.05)  # the one worker is busy with it
+        queued = asyncio.ensure_future(runner.run(registry.get("echo"), b"never", CTX))
+        await asyncio.sleep(0)
+        queued.cancel()
+        after = asyncio.ensure_future(runner.run(registry.get("echo"), b"after", CTX))
+        assert (await slow).content == "first"  # not disturbed by the cancellation
+        document = await after
+        assert document.content == "after"
+        first_pid = document.metadata["pid"]
+        assert (await runner.run(registry.get("echo"), b"x", CTX)).metadata["pid"] == first_pid
+    assert queued.cancelled()
