@@ -5,10 +5,10 @@
 * :class:`ProcessRunner` runs it in a pool of worker processes — for batch mode. Each worker
   has its own pipe, read from the event loop (no thread hop per document), so a worker that
   hangs past the time limit or dies (``os._exit``, a segfault) costs only its own document:
-  it is replaced, the others keep working. Jobs wait in one queue; each worker has a driver
-  coroutine that sends it the next job as soon as its reply is read. Bodies and large
-  replies travel through a shared-memory arena per worker (:mod:`pipeline.arena`). (``concurrent.futures.ProcessPoolExecutor``
-  marks the whole pool broken instead.)
+  it is replaced, the others keep working (``concurrent.futures.ProcessPoolExecutor`` marks
+  the whole pool broken instead). Jobs wait in one queue; each worker has a driver coroutine
+  that sends it the next job as soon as its reply is read. Bodies and large replies travel
+  through a shared-memory arena per worker (:mod:`pipeline.arena`).
 
 One deliberate exception to "CPU work never runs on the event loop": a handler may offer
 ``cheap(body, ctx) -> bool``; when it says True (the text handler for a small UTF-8 body,
