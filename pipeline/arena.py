@@ -6,61 +6,77 @@ memcpy. One arena serves one job at a time in both directions: the parent writes
 the worker reads it, then writes its reply over it, and the parent reads that before the
 next job. What does not fit goes through the pipe as before.
 
-The arena is a file in ``/dev/shm`` (RAM-backed; the system temp dir elsewhere), mapped by
-both processes and unlinked once the worker has mapped it, so nothing is left behind even if
-both die. Its space is reserved when it is created (``posix_fallocate``): writing into a
-mapping of a full tmpfs would kill the process with SIGBUS, so a full ``/dev/shm`` (64 MiB
-in a default Docker container) must fail here instead, and the worker then uses the pipe.
+The arena is a file in ``/dev/shm`` (RAM-backed; the system temp dir elsewhere), unlinked as
+soon as it is made: the worker gets the open file descriptor (:class:`ArenaHandle`, passed
+like the pipe itself), so nothing is ever left behind, whatever kills either process. Its
+space is reserved at creation (``posix_fallocate``): writing into a mapping of a full tmpfs
+would kill the process with SIGBUS, so a full ``/dev/shm`` (64 MiB in a default Docker
+container) fails here instead, and the worker then uses the pipe.
 """
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import tempfile
+from multiprocessing import reduction
 from pathlib import Path
+from typing import Any
 
 ARENA_BYTES = 8 * 1024 * 1024  # bigger bodies and replies travel through the pipe
 _SHM_DIR = Path("/dev/shm")
 
 
-class Arena:
-    """A fixed-size shared buffer; :meth:`create` in the parent, :meth:`attach` in a worker."""
+class ArenaHandle:
+    """An arena's open file descriptor, picklable into a process being started (the fd is
+    passed along the way multiprocessing passes a pipe's)."""
 
-    def __init__(self, path: str, buffer: mmap.mmap) -> None:
-        self.path = path
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild_handle, (reduction.DupFd(self.fd), self.size)
+
+
+def _rebuild_handle(dup: Any, size: int) -> ArenaHandle:
+    return ArenaHandle(dup.detach(), size)
+
+
+class Arena:
+    """A fixed-size shared buffer; :meth:`create` in the parent, :meth:`attach` in a worker
+    (from :meth:`handle`)."""
+
+    def __init__(self, buffer: mmap.mmap, fd: int | None = None) -> None:
         self._buffer = buffer
+        self._fd = fd  # kept open by the creator, to hand to a worker
         self.size = len(buffer)
 
     @classmethod
     def create(cls, size: int = ARENA_BYTES) -> Arena:
         directory = str(_SHM_DIR) if _SHM_DIR.is_dir() and os.access(_SHM_DIR, os.W_OK) else None
         fd, path = tempfile.mkstemp(prefix="pipeline-arena-", dir=directory)
+        os.unlink(path)  # from here on only open descriptors keep it
         try:
             if hasattr(os, "posix_fallocate"):
                 os.posix_fallocate(fd, 0, size)  # ENOSPC now rather than SIGBUS later
             else:
                 os.ftruncate(fd, size)
-            return cls(path, mmap.mmap(fd, size))
+            return cls(mmap.mmap(fd, size), fd)
         except BaseException:
-            os.unlink(path)
-            raise
-        finally:
             os.close(fd)
+            raise
+
+    def handle(self) -> ArenaHandle:
+        assert self._fd is not None, "only the creator hands an arena out"
+        return ArenaHandle(self._fd, self.size)
 
     @classmethod
-    def attach(cls, path: str) -> Arena:
-        fd = os.open(path, os.O_RDWR)
+    def attach(cls, handle: ArenaHandle) -> Arena:
         try:
-            return cls(path, mmap.mmap(fd, os.fstat(fd).st_size))
+            return cls(mmap.mmap(handle.fd, handle.size))
         finally:
-            os.close(fd)
-
-    def unlink(self) -> None:
-        """Remove the file (both mappings stay valid)."""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
+            os.close(handle.fd)
 
     def fits(self, size: int) -> bool:
         return size <= self.size
@@ -76,3 +92,6 @@ class Arena:
 
     def close(self) -> None:
         self._buffer.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from handlers import ContentHandler, HandlerContext, build_registry
-from pipeline.arena import ARENA_BYTES, Arena
+from pipeline.arena import ARENA_BYTES, Arena, ArenaHandle
 from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
@@ -129,7 +129,8 @@ class InlineRunner:
         return None
 
 
-def _worker_main(conn: Connection, specs: tuple[str, ...], arena_path: str | None) -> None:
+def _worker_main(conn: Connection, specs: tuple[str, ...],
+                 arena_handle: ArenaHandle | None) -> None:
     """A worker process: say ready, then answer jobs from the pipe until told to stop or
     orphaned. A job's body is either in the message or, given as its length, in the arena;
     a large reply goes back through the arena as ``("arena", length)``."""
@@ -139,7 +140,7 @@ def _worker_main(conn: Connection, specs: tuple[str, ...], arena_path: str | Non
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         registry = build_registry(specs)
-        arena = Arena.attach(arena_path) if arena_path else None
+        arena = Arena.attach(arena_handle) if arena_handle else None
     except Exception as exc:
         conn.send(("fatal", f"cannot start a handler worker with {list(specs)}: {exc}"))
         return
@@ -206,7 +207,7 @@ class _Worker:
         except OSError:  # no shared memory here: everything goes through the pipe
             self.arena = None
         self.process = self._context.Process(
-            target=_worker_main, args=(child, self._specs, self.arena and self.arena.path),
+            target=_worker_main, args=(child, self._specs, self.arena and self.arena.handle()),
             name="pipeline-handler", daemon=True,
         )
         self.process.start()
@@ -221,9 +222,6 @@ class _Worker:
         except BaseException:
             self.kill()
             raise
-        finally:
-            if self.arena is not None:  # mapped by the worker by now, or never will be
-                self.arena.unlink()
         if reply[0] != "ready":
             self.kill()
             raise PipelineError("config", str(reply[1]))
@@ -306,7 +304,6 @@ class _Worker:
             self.conn.close()
             self.conn = None
         if self.arena is not None:
-            self.arena.unlink()  # a no-op unless the worker never started
             self.arena.close()
             self.arena = None
 

@@ -138,19 +138,20 @@ async def test_bodies_and_replies_cross_whatever_the_arena_holds(registry, arena
         assert (await runner.run(echo, b"y" * 1000, CTX)).content == "y" * 1000
 
 
-def test_arena_files_are_unlinked_once_mapped(tmp_path):
-    from pipeline.arena import Arena
+def test_an_arena_leaves_no_file_and_is_shared_through_its_handle(tmp_path, monkeypatch):
+    from pipeline import arena
 
-    arena = Arena.create(64 * 1024)
+    monkeypatch.setattr(arena, "_SHM_DIR", tmp_path)
+    made = arena.Arena.create(64 * 1024)
     try:
-        twin = Arena.attach(arena.path)
-        arena.unlink()
-        assert not os.path.exists(arena.path)
-        arena.put(b"shared bytes")
-        assert twin.take(12) == b"shared bytes"  # the mapping outlives the file
+        assert list(tmp_path.iterdir()) == []  # unlinked at once: nothing to leak
+        handle = made.handle()
+        twin = arena.Arena.attach(arena.ArenaHandle(os.dup(handle.fd), handle.size))
+        made.put(b"shared bytes")
+        assert twin.take(12) == b"shared bytes"
         twin.close()
     finally:
-        arena.close()
+        made.close()
 
 
 async def test_no_shared_memory_means_the_pipe(registry, monkeypatch, tmp_path):
