@@ -287,9 +287,12 @@ def _watch_workers(runner: ProcessRunner, stop: asyncio.Event) -> asyncio.Future
     """Stop the run if the handler workers (started in the background) cannot start."""
     if not runner.entered:  # a vendor extracts: no pool
         return None
+    def stop_on_failure(task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            stop.set()
+
     startup = asyncio.ensure_future(runner.started())
-    startup.add_done_callback(lambda task: task.cancelled() or task.exception() is None
-                              or stop.set())
+    startup.add_done_callback(stop_on_failure)
     return startup
 
 

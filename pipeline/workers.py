@@ -386,15 +386,14 @@ class ProcessRunner:
         idle queue (the loop is busy fetching; each turn kept the worker waiting). A job
         whose caller gave up is killed with its worker, so no late reply meets the next
         job (the worker is replaced)."""
+        def abandon(future: asyncio.Future[Reply]) -> None:
+            if future.cancelled():
+                worker.kill()
+
         while True:
             job, answer = await self._jobs.get()
             if answer.done():  # its caller gave up while it waited
                 continue
-
-            def abandon(future: asyncio.Future[Reply], worker: _Worker = worker) -> None:
-                if future.cancelled():
-                    worker.kill()
-
             answer.add_done_callback(abandon)
             try:
                 reply = await worker.call(job, self.timeout)

@@ -58,8 +58,10 @@ class _Answer:
 
 @dataclass
 class _Call:
-    """One fetch() call: its deadline (loop time) and how many GET attempts it made."""
+    """One fetch() call: its host key, its deadline (loop time) and how many GET attempts
+    it made."""
 
+    host: str
     deadline: float
     attempts: int = 0
 
@@ -141,12 +143,13 @@ class HttpFetcher:
             check_target(target, self.policy)
         except PipelineError as exc:
             raise FetchError(exc.kind, exc.message, retryable=exc.retryable) from None
-        async with self.gate.admit(_host_key(target)):
-            return await self._fetch_admitted(url, target)
+        host = _host_key(target)
+        async with self.gate.admit(host):
+            return await self._fetch_admitted(url, target, host)
 
-    async def _fetch_admitted(self, raw: str, target: URL) -> FetchResult:
+    async def _fetch_admitted(self, raw: str, target: URL, host: str) -> FetchResult:
         timeout = self.settings.timeout
-        call = _Call(deadline=asyncio.get_running_loop().time() + timeout)
+        call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
             async with time_limit(timeout):
@@ -167,15 +170,14 @@ class HttpFetcher:
     async def _fetch(self, raw: str, target: URL, call: _Call) -> FetchResult:
         if self._robots is not None:
             await self._robots.check(target)
-        host = _host_key(target)
         try:
-            head = self.settings.head and self._head_trust.wanted(host)
+            head = self.settings.head and self._head_trust.wanted(call.host)
             if head and await self._head_guard(target, call.deadline):
-                self._head_trust.passed(host)
+                self._head_trust.passed(call.host)
             answer = await self._get_with_retries(target, call)
         except FetchError as exc:
             if exc.kind in _REFUSALS:
-                self._head_trust.refused(host)
+                self._head_trust.refused(call.host)
             raise
         assert answer.body is not None
         return FetchResult(
