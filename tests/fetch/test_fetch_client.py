@@ -45,28 +45,25 @@ async def test_ok_page_with_media_type_and_charset(fetcher, app_server):
     assert seen == {"HEAD": 1, "GET": 1}
 
 
-async def test_head_over_cap_means_no_get(fetcher, app_server):
-    async def huge(request):
-        return web.Response(headers={"Content-Length": str(BIG)}) if request.method == "HEAD" \
-            else web.Response(body=b"x")
+async def _huge(request):
+    return web.Response(headers={"Content-Length": str(BIG)}) if request.method == "HEAD" \
+        else web.Response(body=b"x")
 
-    app, seen = counting_app(huge)
+
+async def _image(request):
+    return web.Response(body=b"\x89PNG....", content_type="image/png")
+
+
+@pytest.mark.parametrize(("handler", "path", "kind"), [
+    (_huge, "/big", "too_large"),  # HEAD's Content-Length over the cap
+    (_image, "/cat.png", "unsupported_type"),  # HEAD's binary media type
+])
+async def test_a_head_refusal_means_no_get(fetcher, app_server, handler, path, kind):
+    app, seen = counting_app(handler)
     async with app_server(app) as base:
         with pytest.raises(FetchError) as info:
-            await fetcher.fetch(base + "/big")
-    assert info.value.kind == "too_large"
-    assert seen == {"HEAD": 1}
-
-
-async def test_head_binary_media_type_means_no_get(fetcher, app_server):
-    async def image(request):
-        return web.Response(body=b"\x89PNG....", content_type="image/png")
-
-    app, seen = counting_app(image)
-    async with app_server(app) as base:
-        with pytest.raises(FetchError) as info:
-            await fetcher.fetch(base + "/cat.png")
-    assert info.value.kind == "unsupported_type"
+            await fetcher.fetch(base + path)
+    assert info.value.kind == kind
     assert seen == {"HEAD": 1}
 
 

@@ -4,6 +4,8 @@ refusal (too large, binary) brings the HEADs back."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
@@ -41,10 +43,19 @@ def methods(requests: Counter[tuple[str, str]], method: str) -> int:
     return sum(n for (m, _), n in requests.items() if m == method)
 
 
-async def test_a_host_earns_get_alone_after_clean_heads():
+@asynccontextmanager
+async def trusting(
+    head_trust: int,
+) -> AsyncIterator[tuple[str, HttpFetcher, Counter[tuple[str, str]]]]:
+    """A counting server and a fetcher with ``head_trust``: (base URL, fetcher, requests)."""
     requests: Counter[tuple[str, str]] = Counter()
     async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=3)) as fetcher:
+            HttpFetcher(fast_settings(head_trust=head_trust)) as fetcher:
+        yield base, fetcher, requests
+
+
+async def test_a_host_earns_get_alone_after_clean_heads():
+    async with trusting(3) as (base, fetcher, requests):
         for i in range(7):
             result = await fetcher.fetch(f"{base}/page{i}")
             assert result.body == SMALL
@@ -53,9 +64,7 @@ async def test_a_host_earns_get_alone_after_clean_heads():
 
 
 async def test_a_refused_get_brings_the_heads_back():
-    requests: Counter[tuple[str, str]] = Counter()
-    async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=2)) as fetcher:
+    async with trusting(2) as (base, fetcher, requests):
         for i in range(3):
             await fetcher.fetch(f"{base}/page{i}")
         assert methods(requests, "HEAD") == 2  # trusted now
@@ -70,9 +79,7 @@ async def test_a_refused_get_brings_the_heads_back():
 
 
 async def test_a_binary_type_counts_as_a_refusal():
-    requests: Counter[tuple[str, str]] = Counter()
-    async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=1)) as fetcher:
+    async with trusting(1) as (base, fetcher, requests):
         await fetcher.fetch(f"{base}/page")
         with pytest.raises(FetchError) as caught:
             await fetcher.fetch(f"{base}/image")
@@ -82,9 +89,7 @@ async def test_a_binary_type_counts_as_a_refusal():
 
 
 async def test_zero_means_head_every_url():
-    requests: Counter[tuple[str, str]] = Counter()
-    async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=0)) as fetcher:
+    async with trusting(0) as (base, fetcher, requests):
         for i in range(10):
             await fetcher.fetch(f"{base}/page{i}")
     assert methods(requests, "HEAD") == 10

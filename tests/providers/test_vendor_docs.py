@@ -142,11 +142,18 @@ async def test_tavily_account_errors_fail_the_provider(mocked, settings, sleeps,
     assert len(calls(mocked, "POST")) == 1
 
 
-async def test_tavily_200_with_an_error_body_is_a_provider_error(mocked, settings, sleeps):
-    mocked.post("https://api.tavily.com/search", payload=va.TAVILY_UNAUTHORIZED)
-    async with provider(TavilyProvider, settings, sleeps, TAVILY_API_KEY="k") as tavily:
-        with pytest.raises(PipelineError, match="tavily: error answer: Unauthorized") as info:
-            await tavily.search("q", SearchOptions())
+@pytest.mark.parametrize(("cls", "key", "url", "payload", "message"), [
+    (TavilyProvider, "TAVILY_API_KEY", "https://api.tavily.com/search",
+     va.TAVILY_UNAUTHORIZED, "tavily: error answer: Unauthorized"),
+    (FirecrawlProvider, "FIRECRAWL_API_KEY", "https://api.firecrawl.dev/v2/search",
+     va.FIRECRAWL_FAILED, "firecrawl: An unexpected error"),  # success: false
+])
+async def test_a_200_with_an_error_body_is_a_provider_error(mocked, settings, sleeps, cls, key,
+                                                            url, payload, message):
+    mocked.post(url, payload=payload)
+    async with provider(cls, settings, sleeps, **{key: "k"}) as vendor:
+        with pytest.raises(PipelineError, match=message) as info:
+            await vendor.search("q", SearchOptions())
     assert info.value.kind == "provider"
 
 
@@ -220,14 +227,6 @@ async def test_firecrawl_empty_search(mocked, settings, sleeps, answer):
     mocked.post("https://api.firecrawl.dev/v2/search", payload=answer)
     async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="k") as fc:
         assert (await fc.search("zzqx", SearchOptions())).rows == []
-
-
-async def test_firecrawl_search_success_false_is_a_provider_error(mocked, settings, sleeps):
-    mocked.post("https://api.firecrawl.dev/v2/search", payload=va.FIRECRAWL_FAILED)
-    async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="k") as fc:
-        with pytest.raises(PipelineError, match="firecrawl: An unexpected error") as info:
-            await fc.search("q", SearchOptions())
-    assert info.value.kind == "provider"
 
 
 async def test_firecrawl_documented_scrape(mocked, settings, sleeps):
