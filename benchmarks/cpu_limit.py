@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from corpus_server import PageKind, load_pages, text_page
 
-from handlers import HandlerContext, default_registry
+from handlers import HandlerContext, HandlerRegistry, default_registry
 from pipeline.errors import PipelineError
 
 MEDIA_TYPES = {"html": "text/html", "text": "text/plain"}
@@ -33,15 +33,19 @@ class CpuLimit:
         return 1000.0 / self.ms_per_page
 
 
+def _corpus(kind: PageKind) -> tuple[list[bytes], str, HandlerRegistry]:
+    """The benchmark's pages of ``kind``, their media type, the default handlers."""
+    pages = load_pages()
+    if kind == "text":
+        pages = [text_page(p) for p in pages]
+    return pages, MEDIA_TYPES[kind], default_registry()
+
+
 def measure_cpu_limit(kind: PageKind, warmup: int = 10, passes: int = 3) -> CpuLimit:
     """Average CPU time of the handler per page over every corpus page: the best of
     ``passes`` passes (a shared machine only ever makes a pass slower, and the fastest pass
     gives the highest — the most demanding — limit)."""
-    pages = load_pages()
-    if kind == "text":
-        pages = [text_page(p) for p in pages]
-    media_type = MEDIA_TYPES[kind]
-    registry = default_registry()
+    pages, media_type, registry = _corpus(kind)
     handler = registry.select(media_type, pages[0][:1024])
 
     def run(index: int, body: bytes) -> bool:
@@ -67,11 +71,7 @@ def measure_cpu_limit(kind: PageKind, warmup: int = 10, passes: int = 3) -> CpuL
 async def _drive_pool(kind: PageKind, n: int, workers: int) -> dict:
     from pipeline.workers import ProcessRunner
 
-    pages = load_pages()
-    if kind == "text":
-        pages = [text_page(p) for p in pages]
-    media_type = MEDIA_TYPES[kind]
-    registry = default_registry()
+    pages, media_type, registry = _corpus(kind)
     ctx = HandlerContext(url="http://127.0.0.1/p/0", media_type=media_type, charset="utf-8",
                          format="text", options={"max_chars": 100_000})
     async with ProcessRunner(workers, timeout=60.0) as runner:
