@@ -211,9 +211,9 @@ def _scan_output(path: str) -> tuple[DoneSet, int]:
 
 def _open_sink(path: str | None, *, append: bool) -> JsonlSink:
     if path is None:
-        return JsonlSink(sys.stdout.buffer)
+        return JsonlSink(sys.stdout.buffer, background=True)
     try:
-        return JsonlSink.open(path, append=append)
+        return JsonlSink.open(path, append=append, background=True)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
 

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 
+import pytest
+
 from pipeline.models import ErrorInfo, Record
-from pipeline.sinks import DoneSet, JsonlSink, repair_tail, scan_done
+from pipeline.sinks import (
+    BACKGROUND_BYTES,
+    QUEUED_RECORDS,
+    DoneSet,
+    JsonlSink,
+    repair_tail,
+    scan_done,
+)
 
 
 def records():
@@ -71,3 +82,48 @@ def test_done_set_sparse_and_dense():
     done.add(0, "a")
     assert len(done) == 2 and (10**9, "far") in done and (0, "a") in done
     assert (1, "a") not in done and (10**9 + 1, "far") not in done
+
+
+def test_background_sink_keeps_order_across_large_and_small_records(tmp_path):
+    out = tmp_path / "out.jsonl"
+    sink = JsonlSink.open(out, background=True)
+    sizes = [BACKGROUND_BYTES * 2 if i % 3 == 0 else 10 for i in range(3 * QUEUED_RECORDS)]
+    for index, size in enumerate(sizes):
+        sink.write(Record(url=f"http://example.test/{index}", index=index, ok=True,
+                          content="x" * size))
+    sink.close()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["index"] for line in lines] == list(range(len(sizes)))
+    assert [len(line["content"]) for line in lines] == sizes
+
+
+class _FailingStream(io.RawIOBase):
+    """Accepts ``good`` writes, then fails every write like a full disk."""
+
+    def __init__(self, good: int) -> None:
+        self.good = good
+        self.lines: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if len(self.lines) >= self.good:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.lines.append(bytes(data))
+        return len(data)
+
+
+def test_background_sink_reports_a_failed_write_once():
+    stream = _FailingStream(good=1)
+    sink = JsonlSink(stream, background=True)
+    big = "x" * BACKGROUND_BYTES
+    sink.write(Record(url="http://example.test/0", index=0, ok=True, content=big))
+    sink.write(Record(url="http://example.test/1", index=1, ok=True, content=big))
+    with pytest.raises(OSError) as failure:
+        for index in range(2, 2 + 4 * QUEUED_RECORDS):  # the thread's failure surfaces
+            sink.write(Record(url=f"http://example.test/{index}", index=index, ok=True,
+                              content=big))
+    assert failure.value.errno == errno.ENOSPC
+    sink.close()  # already reported: closing does not raise it again
+    assert len(stream.lines) == 1 and b'"index":0' in stream.lines[0]
