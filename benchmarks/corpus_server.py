@@ -6,7 +6,9 @@ decompressed once at start and kept in memory, so serving costs the server littl
 
 * ``--kind html`` serves the pages as ``text/html``; ``--kind text`` serves ``text/plain``
   bodies of the same size made of the pages' visible words (a handler costs next to nothing
-  on them, so a run measures the engine and the fetch path).
+  on them, so a run measures the engine and the fetch path); ``--kind article`` serves each
+  page's ground-truth article text (``ground-truth.json``) as ``text/plain``: a realistic
+  plain-text page of a few KB, so a run measures the engine per URL rather than per byte.
 * ``--latency S`` waits S seconds before answering each page request (GET and HEAD),
   standing in for a remote server's round trip without using CPU.
 
@@ -35,9 +37,9 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
-PageKind = Literal["html", "text"]
+PageKind = Literal["html", "text", "article"]
 DATASET_ENV = "PIPELINE_BENCH_DATASET"
 DEFAULT_DATASET = (
     Path(__file__).resolve().parent.parent.parent
@@ -54,23 +56,65 @@ def dataset_dir() -> Path:
     return Path(os.environ.get(DATASET_ENV) or DEFAULT_DATASET)
 
 
+def _page_files(directory: Path) -> list[Path]:
+    files = sorted(directory.glob("html/*.html.gz"))
+    if not files:
+        raise FileNotFoundError(f"no html/*.html.gz under {directory}")
+    return files
+
+
 def load_pages(directory: Path | None = None) -> list[bytes]:
     """The corpus pages, decompressed, in a stable (file-name) order."""
-    files = sorted((directory or dataset_dir()).glob("html/*.html.gz"))
-    if not files:
-        raise FileNotFoundError(f"no html/*.html.gz under {directory or dataset_dir()}")
-    return [gzip.decompress(f.read_bytes()) for f in files]
+    return [gzip.decompress(f.read_bytes()) for f in _page_files(directory or dataset_dir())]
+
+
+def load_articles(directory: Path | None = None) -> list[str]:
+    """The ground-truth article text of each page, in :func:`load_pages` order: the page id is
+    the file name without ``.html.gz``; ``""`` for a page that ``ground-truth.json`` does not
+    list, or lists without text."""
+    directory = directory or dataset_dir()
+    truth = json.loads((directory / "ground-truth.json").read_text(encoding="utf-8"))
+    ids = (f.name.removesuffix(".html.gz") for f in _page_files(directory))
+    return [(truth.get(page_id) or {}).get("articleBody") or "" for page_id in ids]
+
+
+def _visible_words(html: bytes) -> bytes:
+    return _SPACE.sub(b" ", _TAG.sub(b" ", html)).strip()
 
 
 def text_page(html: bytes) -> bytes:
     """A plain-text body about as long as ``html``, made of its visible words."""
-    words = _SPACE.sub(b" ", _TAG.sub(b" ", html)).strip() or b"empty page"
+    words = _visible_words(html) or b"empty page"
     paragraph = words[:600].rsplit(b" ", 1)[0] or words[:600]
     body = bytearray()
     while len(body) < len(html):
         body += paragraph + b".\n\n"
     # Cut on a character boundary so the body stays valid UTF-8.
     return bytes(body[: len(html)]).decode("utf-8", "ignore").encode("utf-8")
+
+
+def article_page(html: bytes, article: str) -> bytes:
+    """The page's article text; a page without one (empty ``article``) falls back to the
+    page's visible words (once, not repeated to the page's size as in :func:`text_page`)."""
+    return article.encode("utf-8") if article.strip() else _visible_words(html) or b"empty page"
+
+
+def page_bodies(kind: PageKind, pages: list[bytes], articles: list[str] | None = None
+                ) -> list[bytes]:
+    """What the server sends for each of ``pages`` as ``kind``. ``articles`` (default: none,
+    so every article page falls back) is :func:`load_articles` for the same pages."""
+    if kind == "text":
+        return [text_page(page) for page in pages]
+    if kind == "article":
+        return [article_page(page, article) for page, article
+                in zip(pages, articles or [""] * len(pages), strict=True)]
+    return pages
+
+
+def dataset_bodies(kind: PageKind, directory: Path | None = None) -> list[bytes]:
+    """:func:`page_bodies` of the dataset's pages (with its ground truth for ``article``)."""
+    articles = load_articles(directory) if kind == "article" else None
+    return page_bodies(kind, load_pages(directory), articles)
 
 
 @dataclass(frozen=True)
@@ -92,11 +136,8 @@ def _response(status: str, content_type: str, body: bytes, *, head: bool = False
 class Corpus:
     """Every answer the server can give, built once: a request costs a lookup and a write."""
 
-    def __init__(self, pages: list[bytes], config: CorpusConfig) -> None:
-        if config.kind == "text":
-            bodies, content_type = [text_page(p) for p in pages], "text/plain; charset=utf-8"
-        else:
-            bodies, content_type = pages, "text/html; charset=utf-8"
+    def __init__(self, bodies: list[bytes], config: CorpusConfig) -> None:
+        content_type = f"text/{'html' if config.kind == 'html' else 'plain'}; charset=utf-8"
         self.latency = config.latency
         self._get = [_response("200 OK", content_type, body) for body in bodies]
         self._head = [_response("200 OK", content_type, body, head=True) for body in bodies]
@@ -179,9 +220,11 @@ class CorpusProtocol(asyncio.Protocol):
 async def start(config: CorpusConfig, port: int = 0, pages: list[bytes] | None = None,
                 schedule: Schedule | None = None) -> asyncio.Server:
     """Listen on 127.0.0.1 (``port`` 0 picks one); ``schedule(delay, callback)`` defaults to
-    the loop's ``call_later`` (latency costs a timer, not a task)."""
+    the loop's ``call_later`` (latency costs a timer, not a task). ``pages`` (HTML) default
+    to the dataset's."""
     loop = asyncio.get_running_loop()
-    corpus = Corpus(pages or load_pages(), config)
+    bodies = page_bodies(config.kind, pages) if pages else dataset_bodies(config.kind)
+    corpus = Corpus(bodies, config)
     later = schedule or (lambda delay, callback: loop.call_later(delay, callback))
     return await loop.create_server(lambda: CorpusProtocol(corpus, later), "127.0.0.1", port,
                                     backlog=4096)
@@ -227,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
-    parser.add_argument("--kind", choices=("html", "text"), default="html")
+    parser.add_argument("--kind", choices=get_args(PageKind), default="html")
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(CorpusConfig(kind=args.kind, latency=args.latency), args.port))
