@@ -1,7 +1,10 @@
 """Run a command and measure its whole process tree: wall time, CPU seconds, peak memory.
 
 CPU comes from ``getrusage(RUSAGE_CHILDREN)`` (exact for every descendant that was reaped),
-cross-checked with psutil samples of the live tree (for descendants nobody reaped). Peak
+cross-checked with psutil samples of the live tree. On Linux this process is made a child
+subreaper, so a descendant its parent never reaps (the multiprocessing forkserver, which
+outlives the command for a moment and reaps the handler workers it forked) becomes our
+child when orphaned and is reaped here, its CPU and its children's included. Peak
 memory is the largest sum of RSS over the process and all its descendants, sampled every
 ``interval`` seconds. Summed RSS counts pages shared by forked workers more than once, so it
 is an upper bound on the real footprint.
@@ -9,8 +12,11 @@ is an upper bound on the real footprint.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import resource
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +34,41 @@ class Measurement:
     root_cpu_s: float  # the command's own process (last sample), without its descendants
     stdout: str
     stderr: str
+
+
+PR_SET_CHILD_SUBREAPER = 36
+ORPHAN_WAIT_S = 10.0  # how long an orphaned descendant may take to exit after the command
+
+
+def _become_subreaper() -> bool:
+    """Make orphaned descendants our children (Linux); False where that is not possible."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_orphans(pids: set[int]) -> None:
+    """Wait for ``pids`` (our children) to exit, killing those that linger."""
+    deadline = time.monotonic() + ORPHAN_WAIT_S
+    waiting = set(pids)
+    while waiting:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not our child (reaped by its parent, or never ours)
+                waiting.discard(pid)
+                continue
+            if done:
+                waiting.discard(pid)
+        if waiting and time.monotonic() > deadline:
+            for pid in waiting:
+                os.kill(pid, 9)
+            deadline = float("inf")  # the next round reaps them
+        if waiting:
+            time.sleep(0.01)
 
 
 def _children_cpu() -> float:
@@ -81,6 +122,8 @@ def run_measured(
     timeout: float | None = None, interval: float = 0.05,
 ) -> Measurement:
     """Run ``command`` to completion (killed after ``timeout`` s) and measure its tree."""
+    reaper = _become_subreaper()
+    ours_before = {child.pid for child in psutil.Process().children()}
     cpu_before = _children_cpu()
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -97,6 +140,8 @@ def run_measured(
     wall = time.perf_counter() - started
     sampler.halt.set()
     sampler.join()
+    if reaper:  # descendants orphaned by the command are ours now
+        _reap_orphans({child.pid for child in psutil.Process().children()} - ours_before)
     cpu = max(_children_cpu() - cpu_before, sum(sampler.cpu_by_pid.values()))
     root_cpu = sampler.cpu_by_pid.get(proc.pid, 0.0)
     return Measurement(proc.returncode, wall, cpu, sampler.peak_rss, root_cpu, stdout, stderr)

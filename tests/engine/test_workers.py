@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from handlers import HandlerContext, registry_for
 from handlers.text import INLINE_MAX_BYTES
 from pipeline.errors import PipelineError
-from pipeline.workers import InlineRunner, ProcessRunner
+from pipeline.workers import InlineRunner, ProcessRunner, worker_context
 from tests.engine.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
@@ -21,9 +22,10 @@ def registry():
     return registry_for(SPECS)
 
 
-async def test_process_pool_survives_every_kind_of_failure(registry):
+@pytest.mark.parametrize("start_method", [None, "spawn"])  # the default, and the fallback
+async def test_process_pool_survives_every_kind_of_failure(registry, start_method):
     echo = registry.get("echo")
-    async with ProcessRunner(2, timeout=2.0, specs=SPECS) as runner:
+    async with ProcessRunner(2, timeout=2.0, specs=SPECS, start_method=start_method) as runner:
         for name in ("crash", "die", "segfault", "memory"):
             with pytest.raises(PipelineError) as caught:
                 await runner.run(registry.get(name), b"x", CTX)
@@ -206,3 +208,17 @@ async def test_giving_up_a_queued_job_spares_the_running_one_and_the_worker(regi
         first_pid = document.metadata["pid"]
         assert (await runner.run(registry.get("echo"), b"x", CTX)).metadata["pid"] == first_pid
     assert queued.cancelled()
+
+
+def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+    preloaded: list[list[str]] = []
+    context = worker_context(SPECS)
+    monkeypatch.setattr(type(context), "set_forkserver_preload",
+                        lambda self, modules: preloaded.append(modules))
+    assert worker_context(SPECS).get_start_method() == "forkserver"
+    assert {"pipeline.workers", "handlers.html", "tests.engine.faulty_handlers"} <= set(
+        preloaded[0])
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
+    assert worker_context(SPECS).get_start_method() == "spawn"
