@@ -37,7 +37,6 @@ from pipeline.settings import Settings
 ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
           "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-READ_CHUNK = 64 * 1024
 # What the HEAD guard exists to catch (seen from a GET, its host is HEADed again).
 _REFUSALS = frozenset({"too_large", "unsupported_type"})
 # A 429 without Retry-After still slows its host down this long.
@@ -314,22 +313,24 @@ class HttpFetcher:
             raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
                                           f"{max_bytes}", final_url=str(url))
         self._reject_media_type(media_type, url)
-        body = bytearray()
+        chunks: list[bytes] = []
+        size = 0
         received = 0
         try:
             decoder = decoder_for(response.headers.get("Content-Encoding"))
-            async for chunk in response.content.iter_chunked(READ_CHUNK):
+            async for chunk in response.content.iter_any():
                 if decoder is not None:
                     # the wire bytes are capped too: trailing junk after a stream's end
                     received += len(chunk)
                     if received > max_bytes:
                         raise FetchError("too_large", f"compressed body exceeds max_bytes "
                                                       f"{max_bytes}", final_url=str(url))
-                    chunk = decoder.feed(chunk, max_bytes - len(body))
-                if len(body) + len(chunk) > max_bytes:
+                    chunk = decoder.feed(chunk, max_bytes - size)
+                if size + len(chunk) > max_bytes:
                     raise FetchError("too_large", f"body exceeds max_bytes {max_bytes} "
                                                   "(after decompression)", final_url=str(url))
-                body += chunk
+                chunks.append(chunk)
+                size += len(chunk)
             if decoder is not None:
                 decoder.finish()
         except FetchError as exc:
@@ -337,5 +338,5 @@ class HttpFetcher:
             raise
         except Exception as exc:
             raise classify(exc, url, self.settings.read_timeout) from None
-        answer.body = bytes(body)
+        answer.body = b"".join(chunks)
         return answer
