@@ -323,7 +323,7 @@ async def test_429_retry_after_is_honoured(make_settings, app_server, hint):
 @pytest.mark.parametrize("head", [False, True])
 async def test_retry_after_beyond_deadline_fails_fast_with_status(make_settings, app_server, head):
     app, seen = counting_app(lambda request: _status(429, {"Retry-After": "3600"}))
-    settings = make_settings(timeout=1.0, retry_after_cap=3600, head=head)
+    settings = make_settings(timeout=3.0, retry_after_cap=3600, head=head)
     async with app_server(app) as base, HttpFetcher(settings) as client:
         with pytest.raises(FetchError) as info:
             await client.fetch(base + "/")
