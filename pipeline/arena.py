@@ -2,9 +2,10 @@
 
 Sending a 200 KB body through a pipe costs the event loop several blocking writes and
 context switches (the pipe holds 64 KB); copying it into memory the worker also maps costs a
-memcpy. One arena serves one job at a time in both directions: the parent writes the body,
-the worker reads it, then writes its reply over it, and the parent reads that before the
-next job. What does not fit goes through the pipe as before.
+memcpy. The arena is cut into equal slots, one per job a worker holds at a time; a slot
+serves its job in both directions: the parent writes the body, the worker reads it, then
+writes its reply over it, and the parent reads that before the slot takes another job. What
+does not fit goes through the pipe as before.
 
 The arena is a file in ``/dev/shm`` (RAM-backed; the system temp dir elsewhere), unlinked as
 soon as it is made: the worker gets the open file descriptor (:class:`ArenaHandle`, passed
@@ -81,14 +82,14 @@ class Arena:
     def fits(self, size: int) -> bool:
         return size <= self.size
 
-    def put(self, data: bytes) -> int:
-        """Copy ``data`` in at offset 0; return its length."""
-        self._buffer[: len(data)] = data
+    def put(self, data: bytes, offset: int = 0) -> int:
+        """Copy ``data`` in at ``offset``; return its length."""
+        self._buffer[offset: offset + len(data)] = data
         return len(data)
 
-    def take(self, size: int) -> bytes:
-        """A copy of the first ``size`` bytes."""
-        return self._buffer[:size]
+    def take(self, size: int, offset: int = 0) -> bytes:
+        """A copy of the ``size`` bytes at ``offset``."""
+        return self._buffer[offset: offset + size]
 
     def close(self) -> None:
         self._buffer.close()

@@ -30,6 +30,9 @@ import multiprocessing
 import pickle
 import signal
 import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
@@ -44,6 +47,15 @@ from pipeline.truncate import truncate
 Reply = tuple[Any, ...]
 # A reply pickled to more than this goes through the arena (when it fits) instead of the pipe.
 PIPE_REPLY_BYTES = 16 * 1024
+# Jobs a worker holds: the one it runs and the next, already in its pipe, so it never waits
+# for the event loop between two documents (measured: workers idle 9-11% of an HTML run
+# with one job at a time, the loop being busy with fetches when a reply came in).
+PREFETCH = 2
+
+
+def _slot_bytes(arena: Arena) -> int:
+    """The arena's share for one job (each job a worker holds has its own slot)."""
+    return arena.size // PREFETCH
 
 
 class CutDocument(Document):
@@ -132,9 +144,10 @@ class InlineRunner:
 
 def _worker_main(conn: Connection, specs: tuple[str, ...],
                  arena_handle: ArenaHandle | None) -> None:
-    """A worker process: say ready, then answer jobs from the pipe until told to stop or
-    orphaned. A job's body is either in the message or, given as its length, in the arena;
-    a large reply goes back through the arena as ``("arena", length)``."""
+    """A worker process: say ready, then answer jobs from the pipe, in order, until told to
+    stop or orphaned. A job is ``(handler, body, ctx, slot)``: the body is in the message or,
+    given as its length, in the job's slot of the arena; a large reply goes back through the
+    same slot as ``("arena", length)``."""
     # The parent decides when work stops (a Ctrl-C or SIGTERM reaches the whole process
     # group); an orphaned worker sees end of file on its pipe and leaves.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -159,10 +172,10 @@ def _worker_main(conn: Connection, specs: tuple[str, ...],
             continue
         if job is None:
             return
-        reference, body, ctx = job
+        reference, body, ctx, slot = job
         if isinstance(body, int):
             assert arena is not None
-            body = arena.take(body)
+            body = arena.take(body, slot * _slot_bytes(arena))
         try:
             handler = registry.get(reference) if isinstance(reference, str) else reference
             reply: Reply = _reply(call_handler(handler, body, ctx), ctx)
@@ -176,32 +189,62 @@ def _worker_main(conn: Connection, specs: tuple[str, ...],
         except Exception as exc:  # e.g. metadata that does not pickle
             conn.send(("err", "extract", f"handler result cannot be sent back: {exc}"))
             continue
-        if arena is not None and len(payload) > PIPE_REPLY_BYTES and arena.fits(len(payload)):
-            conn.send(("arena", arena.put(payload)))
+        if arena is not None and PIPE_REPLY_BYTES < len(payload) <= _slot_bytes(arena):
+            conn.send(("arena", arena.put(payload, slot * _slot_bytes(arena))))
         else:
             conn.send_bytes(payload)
 
 
+@dataclass(eq=False)
+class _Job:
+    """A document for the pool: ``(handler reference, body, ctx)``, the caller's future, and
+    once sent, its arena slot and time-limit timer."""
+
+    message: tuple[Any, ...]
+    answer: asyncio.Future[Reply]
+    slot: int = 0
+    timer: asyncio.TimerHandle | None = None
+
+
 class _Worker:
-    """One worker process and the parent's end of its pipe, driven from the event loop:
-    the pipe stays registered with the loop for the worker's life and each reply resolves
-    the job waiting for it, a timer enforces the time limit, and end of file on the pipe
-    means the process died. A job is only ever sent to a worker that said it is ready, so
-    sending never waits for a busy or starting process."""
+    """One worker process and the parent's end of its pipe, driven from the event loop.
+
+    It holds up to :data:`PREFETCH` jobs, answered in the order sent: the first is running
+    (its time limit runs), the others wait in the pipe. The pipe stays registered with the
+    loop for the worker's life; each reply resolves the oldest job and calls ``on_free`` at
+    once, so the pool can send the next job from the same callback. A job past its time limit
+    or a worker that dies (end of file on the pipe) fails the running job only: the worker is
+    killed and restarted in the background, and the jobs that were waiting behind go back to
+    the pool through ``requeue``. A job is only ever sent to a worker that said it is ready.
+    """
 
     START_TIMEOUT = 120.0  # seconds a new worker may take to import the handlers
 
-    def __init__(self, context: Any, specs: tuple[str, ...], arena_bytes: int) -> None:
+    def __init__(self, context: Any, specs: tuple[str, ...], arena_bytes: int, timeout: float,
+                 on_free: Callable[[], None], requeue: Callable[[list[_Job]], None]) -> None:
         self._context = context
         self._specs = specs
         self._arena_bytes = arena_bytes
+        self._timeout = timeout
+        self._on_free = on_free
+        self._requeue = requeue
         self.process: Any = None
         self.conn: Connection | None = None
         self.arena: Arena | None = None
+        self.jobs: deque[_Job] = deque()
+        self.ready = False
+        self.failure: PipelineError | None = None  # why the last (re)start failed
+        self.restarting: asyncio.Task[None] | None = None
         self._waiting: asyncio.Future[Reply] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def room(self) -> int:
+        """How many more jobs it can take now."""
+        return PREFETCH - len(self.jobs) if self.ready else 0
+
     async def start(self) -> None:
+        """Start the process and wait until it is ready; ``PipelineError('config')`` if not."""
         parent, child = self._context.Pipe()
         try:
             self.arena = Arena.create(self._arena_bytes) if self._arena_bytes else None
@@ -216,76 +259,127 @@ class _Worker:
         self.conn = parent
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(parent.fileno(), self._readable)
+        self._waiting = self._loop.create_future()
         try:
-            reply = await self._receive(self.START_TIMEOUT)
+            async with time_limit(self.START_TIMEOUT):
+                reply = await self._waiting
         except (EOFError, OSError, asyncio.TimeoutError):
             reply = ("fatal", f"handler worker did not start (exit code {self._exit_code()})")
         except BaseException:
             self.kill()
             raise
+        finally:
+            self._waiting = None
         if reply[0] != "ready":
             self.kill()
             raise PipelineError("config", str(reply[1]))
+        self.ready = True
+        self.failure = None
+
+    def accepts(self, job: _Job) -> bool:
+        """Whether ``job`` can be sent now. A body that does not fit in an arena slot goes
+        through the pipe, so only to an idle worker: a busy one would not read it, and the
+        write would block the event loop."""
+        if self.room == 0:
+            return False
+        body = job.message[1]
+        return not self.jobs or (self.arena is not None and len(body) <= _slot_bytes(self.arena))
+
+    def send(self, job: _Job) -> None:
+        """Send ``job`` (the caller checked :meth:`accepts`)."""
+        assert self.conn is not None and self.accepts(job)
+        reference, body, ctx = job.message
+        job.slot = min(set(range(PREFETCH)) - {held.slot for held in self.jobs})
+        if self.arena is not None and len(body) <= _slot_bytes(self.arena):
+            body = self.arena.put(body, job.slot * _slot_bytes(self.arena))
+        try:
+            self.conn.send((reference, body, ctx, job.slot))
+        except OSError:  # it died: the next read sees end of file and fails what it held
+            pass
+        except Exception as exc:  # a handler sent pickled that does not pickle
+            job.answer.set_result(("err", "extract", f"cannot send the job to a worker: {exc}"))
+            return
+        self.jobs.append(job)
+        if len(self.jobs) == 1:
+            self._arm(job)
+        job.answer.add_done_callback(self._abandoned)
+
+    def _arm(self, job: _Job) -> None:
+        assert self._loop is not None
+        job.timer = self._loop.call_later(self._timeout, self._expired, job)
+
+    def _expired(self, job: _Job) -> None:
+        if self.jobs and self.jobs[0] is job:
+            self._lost(f"handler took longer than {self._timeout:g}s; worker killed")
+
+    def _abandoned(self, answer: asyncio.Future[Reply]) -> None:
+        """A caller gave up: if its job is running, stop it with its worker (no late reply
+        may meet the next job); a job still waiting in the pipe just has its reply dropped."""
+        if answer.cancelled() and self.jobs and self.jobs[0].answer is answer:
+            self._lost("cancelled")
 
     def _readable(self) -> None:
-        """The pipe has data (or hit end of file): hand the message to whoever waits."""
+        """The pipe has data (or hit end of file)."""
         assert self.conn is not None and self._loop is not None
-        waiting = self._waiting
         try:
             message: Reply = self.conn.recv()
         except (EOFError, OSError) as exc:
-            self._loop.remove_reader(self.conn.fileno())  # else end of file fires forever
-            if waiting is not None and not waiting.done():
-                waiting.set_exception(EOFError(str(exc)))
+            if self._waiting is not None:  # still starting
+                self._loop.remove_reader(self.conn.fileno())  # else end of file fires forever
+                if not self._waiting.done():
+                    self._waiting.set_exception(EOFError(str(exc)))
+                return
+            self._lost(f"handler worker died (exit code {self._exit_code()})")
             return
         except Exception as exc:  # a reply that does not unpickle
             message = ("err", "extract", f"unreadable handler reply: {exc}")
+        if self._waiting is not None:
+            if not self._waiting.done():
+                self._waiting.set_result(message)
+            return
+        if not self.jobs:  # nothing was asked: a protocol error, not a reply
+            return
+        job = self.jobs.popleft()
+        if job.timer is not None:
+            job.timer.cancel()
+        job.answer.remove_done_callback(self._abandoned)
         if message[0] == "arena" and self.arena is not None:
             try:
-                message = pickle.loads(self.arena.take(message[1]))
+                message = pickle.loads(
+                    self.arena.take(message[1], job.slot * _slot_bytes(self.arena)))
             except Exception as exc:
                 message = ("err", "extract", f"unreadable handler reply: {exc}")
-        if waiting is not None and not waiting.done():
-            waiting.set_result(message)
+        if self.jobs:
+            self._arm(self.jobs[0])  # the next one is running now
+        if not job.answer.done():
+            job.answer.set_result(message)
+        self._on_free()
 
-    async def _receive(self, timeout: float) -> Reply:
-        """The next message from the worker; EOFError when it died, asyncio.TimeoutError."""
-        assert self._loop is not None
-        waiting = self._waiting = self._loop.create_future()
+    def _lost(self, reason: str) -> None:
+        """The worker is gone or going: the job it was running (if any) fails with
+        ``reason``, the ones waiting behind go back to the pool; a new worker starts."""
+        held = list(self.jobs)
+        self.kill()
+        if held and not held[0].answer.done():
+            held[0].answer.set_result(("err", "extract", reason))
+        self._requeue(held[1:])
+        self.restart()
+
+    def restart(self) -> None:
+        """Start a new process in the background (once at a time); then ask for work."""
+        if self.restarting is None or self.restarting.done():
+            self.restarting = asyncio.ensure_future(self._restart())
+
+    async def _restart(self) -> None:
         try:
-            async with time_limit(timeout):
-                return await waiting
-        finally:
-            self._waiting = None
+            await self.start()
+        except PipelineError as exc:  # the pool fails a waiting job with it
+            self.failure = exc
+        self._on_free()
 
     def _exit_code(self) -> int | None:
         self.process.join(0.5)  # it is dead or dying: this returns at once
         return self.process.exitcode
-
-    async def call(self, job: tuple[Any, ...], timeout: float) -> Reply:
-        """Run one job; a hung or dead worker is replaced and the job fails as 'extract'.
-        Raises ``PipelineError('config')`` when no worker process can be started."""
-        if self.conn is None:  # killed earlier (a cancelled job, a failed restart)
-            await self.start()
-        assert self.conn is not None
-        reference, body, ctx = job
-        if self.arena is not None and self.arena.fits(len(body)):
-            job = (reference, self.arena.put(body), ctx)
-        try:
-            self.conn.send(job)
-            return await self._receive(timeout)
-        except asyncio.TimeoutError:
-            reply: Reply = ("err", "extract",
-                            f"handler took longer than {timeout:g}s; worker killed")
-        except (EOFError, OSError):
-            reply = ("err", "extract", f"handler worker died (exit code {self._exit_code()})")
-        except BaseException:  # cancelled mid-job: its late reply must not meet the next job
-            self.kill()
-            raise
-        self.kill()
-        with contextlib.suppress(PipelineError):  # if it fails, the next call tries again
-            await self.start()
-        return reply
 
     def detach(self) -> None:
         """Stop watching the pipe (on the loop's thread, before a thread stops the worker)."""
@@ -294,7 +388,14 @@ class _Worker:
         self._loop = None
 
     def kill(self) -> None:
-        if self._waiting is not None and not self._waiting.done():  # a call waits: it ends
+        """Kill the process; the jobs it held are forgotten (the caller settles them)."""
+        self.ready = False
+        for job in self.jobs:
+            if job.timer is not None:
+                job.timer.cancel()
+            job.answer.remove_done_callback(self._abandoned)
+        self.jobs.clear()
+        if self._waiting is not None and not self._waiting.done():  # a start waits: it ends
             self._waiting.set_exception(EOFError("worker killed"))
         self.detach()
         if self.process is not None and self.process.is_alive():
@@ -345,10 +446,10 @@ def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseC
 class ProcessRunner:
     """A pool of ``size`` worker processes with a per-document time limit.
 
-    Entering starts the workers without waiting for them (importing the handlers takes a
-    worker about half a second, which the first fetches overlap); :meth:`run` waits until
-    they are ready. If they cannot start, :meth:`started` and every :meth:`run` raise
-    ``PipelineError('config')``.
+    Entering starts the workers without waiting for them (the first fetches overlap their
+    start); :meth:`run` waits until they are ready. If they cannot start, :meth:`started` and
+    every :meth:`run` raise ``PipelineError('config')``. Jobs wait in one queue and go to
+    the worker with the most room, each worker holding up to :data:`PREFETCH`.
     """
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
@@ -363,10 +464,7 @@ class ProcessRunner:
         # is sent to them pickled.
         self._registry = build_registry(self.specs)
         self._workers: list[_Worker] = []
-        # Jobs wait here; each worker's driver takes the next one the moment its reply is in.
-        self._jobs: asyncio.Queue[tuple[tuple[Any, ...], asyncio.Future[Reply]]] = (
-            asyncio.Queue())
-        self._drivers: list[asyncio.Task[None]] = []
+        self._queue: deque[_Job] = deque()
         self._starting: asyncio.Task[None] | None = None
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
@@ -395,10 +493,11 @@ class ProcessRunner:
             await self.started()
         elif (failure := self._starting.exception()) is not None:
             raise failure
-        job = (self._reference(handler), body, ctx)
-        answer: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self._jobs.put_nowait((job, answer))
-        reply = await answer
+        job = _Job((self._reference(handler), body, ctx),
+                   asyncio.get_running_loop().create_future())
+        self._queue.append(job)
+        self._dispatch()
+        reply = await job.answer
         # validated in the worker (call_handler checks the type)
         if reply[0] == "ok":
             return Document.model_construct(**reply[1])
@@ -407,29 +506,40 @@ class ProcessRunner:
                                                next_offset=reply[3])
         raise PipelineError(reply[1], reply[2])
 
-    async def _drive(self, worker: _Worker) -> None:
-        """Feed ``worker`` jobs, one at a time, for the pool's life. The next job goes out
-        as soon as this one's reply is read, without a turn of the event loop through an
-        idle queue (the loop is busy fetching; each turn kept the worker waiting). A job
-        whose caller gave up is killed with its worker, so no late reply meets the next
-        job (the worker is replaced)."""
-        def abandon(future: asyncio.Future[Reply]) -> None:
-            if future.cancelled():
-                worker.kill()
-
-        while True:
-            job, answer = await self._jobs.get()
-            if answer.done():  # its caller gave up while it waited
+    def _dispatch(self) -> None:
+        """Send queued jobs to the workers with room, the emptiest first (a worker that is
+        idle gets a job before a busy one gets its next)."""
+        while self._queue:
+            job = self._queue[0]
+            if job.answer.done():  # its caller gave up while it waited
+                self._queue.popleft()
                 continue
-            answer.add_done_callback(abandon)
-            try:
-                reply = await worker.call(job, self.timeout)
-            except PipelineError as exc:  # no worker process would start
-                reply = ("err", "extract", exc.message)
-            finally:
-                answer.remove_done_callback(abandon)
-            if not answer.done():
-                answer.set_result(reply)
+            worker = max(self._workers, key=lambda w: w.room, default=None)
+            if worker is None or not worker.accepts(job):
+                self._restart_broken()
+                return
+            self._queue.popleft()
+            worker.send(job)
+
+    def _restart_broken(self) -> None:
+        """Workers whose restart failed: try again, and fail one waiting job per failure
+        (as the job that asked for the worker would have), so no job waits forever."""
+        for worker in self._workers:
+            if worker.ready or (worker.restarting and not worker.restarting.done()):
+                continue
+            if worker.failure is not None:
+                failure, worker.failure = worker.failure, None
+                while self._queue:
+                    job = self._queue.popleft()
+                    if not job.answer.done():
+                        job.answer.set_result(("err", "extract", failure.message))
+                        break
+            if self._queue:
+                worker.restart()
+
+    def _requeue(self, jobs: list[_Job]) -> None:
+        """Jobs a dead worker held but never ran: first in line again, in their order."""
+        self._queue.extendleft(reversed(jobs))
 
     async def _start_all(self) -> None:
         try:
@@ -438,11 +548,14 @@ class ProcessRunner:
             for worker in self._workers:
                 worker.kill()
             raise
-        self._drivers = [asyncio.ensure_future(self._drive(worker)) for worker in self._workers]
+        self._dispatch()
 
     async def __aenter__(self) -> ProcessRunner:
-        self._workers = [_Worker(self._context, self.specs, self.arena_bytes)
-                         for _ in range(self.size)]
+        self._workers = [
+            _Worker(self._context, self.specs, self.arena_bytes, self.timeout,
+                    on_free=self._dispatch, requeue=self._requeue)
+            for _ in range(self.size)
+        ]
         self._starting = asyncio.ensure_future(self._start_all())
         # Retrieved here so an unused pool that failed to start logs nothing at exit.
         self._starting.add_done_callback(lambda task: task.cancelled() or task.exception())
@@ -453,12 +566,18 @@ class ProcessRunner:
             self._starting.cancel()
             await asyncio.gather(self._starting, return_exceptions=True)
         self._starting = None
-        for driver in self._drivers:  # a driver stopped mid-job kills its worker
-            driver.cancel()
-        await asyncio.gather(*self._drivers, return_exceptions=True)
-        self._drivers = []
-        while not self._jobs.empty():
-            self._jobs.get_nowait()[1].cancel()
+        restarts = [w.restarting for w in self._workers if w.restarting and not w.restarting.done()]
+        for task in restarts:
+            task.cancel()
+        await asyncio.gather(*restarts, return_exceptions=True)
+        while self._queue:
+            self._queue.popleft().answer.cancel()
+        for worker in self._workers:
+            held = list(worker.jobs)
+            if held:  # stopped mid-job: killed, and what it held is cancelled
+                worker.kill()
+                for job in held:
+                    job.answer.cancel()
         idle = [worker for worker in self._workers if worker.conn is not None]
         for worker in idle:
             worker.detach()

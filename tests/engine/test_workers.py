@@ -222,3 +222,38 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
         preloaded[0])
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
     assert worker_context(SPECS).get_start_method() == "spawn"
+
+
+@pytest.mark.parametrize(("failing", "body"), [("hang", b"60"), ("die", b"")])
+async def test_the_job_waiting_behind_a_failed_one_runs_again_instead_of_failing(
+        registry, failing, body):
+    echo = registry.get("echo")
+    async with ProcessRunner(1, timeout=1.0, specs=SPECS) as runner:
+        first_pid = (await runner.run(echo, b"warm", CTX)).metadata["pid"]
+        doomed = asyncio.ensure_future(runner.run(registry.get(failing), body, CTX))
+        behind = asyncio.ensure_future(runner.run(echo, b"behind", CTX))
+        await asyncio.sleep(0)
+        assert len(runner._workers[0].jobs) == 2  # sent behind it, into the same worker
+        with pytest.raises(PipelineError) as caught:
+            await doomed
+        assert caught.value.kind == "extract"
+        document = await behind
+        assert document.content == "behind"
+        assert document.metadata["pid"] != first_pid  # on the replacement worker
+
+
+async def test_a_body_too_big_for_an_arena_slot_waits_for_an_idle_worker(registry):
+    """It would travel through the pipe, which a busy worker does not read: sending it then
+    would block the event loop until the running job ends."""
+    big = b"b" * (64 * 1024)
+    async with ProcessRunner(1, timeout=10.0, specs=SPECS, arena_bytes=64 * 1024) as runner:
+        await runner.started()
+        slow = asyncio.ensure_future(runner.run(registry.get("slow"), b"first", CTX))
+        await asyncio.sleep(0.05)
+        queued = asyncio.ensure_future(runner.run(registry.get("echo"), big, CTX))
+        small = asyncio.ensure_future(runner.run(registry.get("echo"), b"small", CTX))
+        await asyncio.sleep(0.05)
+        assert len(runner._workers[0].jobs) == 1  # the big one waits in the pool's queue
+        assert (await slow).content == "first"
+        assert (await queued).content == big.decode()
+        assert (await small).content == "small"  # behind it, in order
