@@ -363,6 +363,7 @@ class _Worker:
         if held and not held[0].answer.done():
             held[0].answer.set_result(("err", "extract", reason))
         self._requeue(held[1:])
+        self._on_free()  # another worker may take them now
         self.restart()
 
     def restart(self) -> None:
