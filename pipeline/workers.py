@@ -376,7 +376,8 @@ class _Worker:
             await self.start()
         except PipelineError as exc:  # the pool fails a waiting job with it
             self.failure = exc
-        self._on_free()
+        # after this task is done, so the pool sees the restart over
+        asyncio.get_running_loop().call_soon(self._on_free)
 
     def _exit_code(self) -> int | None:
         self.process.join(0.5)  # it is dead or dying: this returns at once

@@ -11,7 +11,7 @@ import pytest
 from handlers import HandlerContext, registry_for
 from handlers.text import INLINE_MAX_BYTES
 from pipeline.errors import PipelineError
-from pipeline.workers import InlineRunner, ProcessRunner, worker_context
+from pipeline.workers import InlineRunner, ProcessRunner, _Worker, worker_context
 from tests.engine.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
@@ -257,3 +257,21 @@ async def test_a_body_too_big_for_an_arena_slot_waits_for_an_idle_worker(registr
         assert (await slow).content == "first"
         assert (await queued).content == big.decode()
         assert (await small).content == "small"  # behind it, in order
+
+
+async def test_a_worker_that_cannot_be_restarted_fails_waiting_jobs_instead_of_hanging(
+        registry, monkeypatch):
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS) as runner:
+        await runner.started()
+
+        async def refuse(self):
+            raise PipelineError("config", "cannot start a handler worker: test")
+
+        monkeypatch.setattr(_Worker, "start", refuse)
+        doomed = asyncio.ensure_future(runner.run(registry.get("die"), b"", CTX))
+        waiting = [asyncio.ensure_future(runner.run(registry.get("echo"), b"x", CTX))
+                   for _ in range(3)]
+        results = await asyncio.wait_for(
+            asyncio.gather(doomed, *waiting, return_exceptions=True), timeout=30)
+    assert all(isinstance(r, PipelineError) and r.kind == "extract" for r in results)
+    assert sum("cannot start" in r.message for r in results) >= 2
