@@ -18,7 +18,7 @@ pages in memory (``cpu_limit.py html --pool N``, the median of its runs): what t
 could reach if fetching cost nothing. The table goes to stdout and into
 ``benchmarks/README.md`` between the ``throughput`` markers.
 
-    python benchmarks/throughput.py            # the full run (about 10 minutes on 2 cores)
+    python benchmarks/throughput.py            # the full run (about 12 minutes on 2 cores)
     python benchmarks/throughput.py --quick    # N=500 smoke run
     python benchmarks/throughput.py --only 'fetch:*' --only 'naive:html:*:50'
     python benchmarks/throughput.py --only 'pipeline:html:2000:50' --only 'cpu:html' --repeat 3
