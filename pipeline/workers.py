@@ -30,7 +30,6 @@ import multiprocessing
 import pickle
 import signal
 import sys
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,21 +195,6 @@ def _worker_main(conn: Connection, specs: tuple[str, ...],
             conn.send_bytes(payload)
 
 
-_STARTING = threading.Lock()  # multiprocessing's book of children is not for concurrent starts
-
-
-def _start_process(process: Any) -> None:
-    with _STARTING:
-        process.start()
-
-
-def _reap(process: Any) -> None:
-    """Kill and reap a worker whose start was given up."""
-    if process.pid is not None:
-        process.kill()
-        process.join()
-
-
 @dataclass(eq=False)
 class _Job:
     """A document for the pool: ``(handler reference, body, ctx)``, the caller's future, and
@@ -270,17 +254,7 @@ class _Worker:
             target=_worker_main, args=(child, self._specs, self.arena and self.arena.handle()),
             name="pipeline-handler", daemon=True,
         )
-        process = self.process
-        # Off the loop: a forkserver answers only once it has imported the handlers (~0.3 s
-        # for the first worker), and the loop has fetches to run meanwhile.
-        starting = asyncio.ensure_future(asyncio.to_thread(_start_process, process))
-        try:
-            await asyncio.shield(starting)
-        except BaseException:
-            parent.close()
-            child.close()
-            starting.add_done_callback(lambda _: _reap(process))
-            raise
+        self.process.start()
         child.close()
         self.conn = parent
         self._loop = asyncio.get_running_loop()
@@ -402,8 +376,6 @@ class _Worker:
             await self.start()
         except PipelineError as exc:  # the pool fails a waiting job with it
             self.failure = exc
-        except Exception as exc:  # the process itself would not start (no fork, no fds)
-            self.failure = PipelineError("config", f"cannot start a handler worker: {exc}")
         # after this task is done, so the pool sees the restart over
         asyncio.get_running_loop().call_soon(self._on_free)
 

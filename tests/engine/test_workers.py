@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-import threading
 
 import pytest
 
 from handlers import HandlerContext, registry_for
 from handlers.text import INLINE_MAX_BYTES
-from pipeline import workers
 from pipeline.errors import PipelineError
 from pipeline.workers import InlineRunner, ProcessRunner, _Worker, worker_context
 from tests.engine.faulty_handlers import SPECS
@@ -277,18 +275,3 @@ async def test_a_worker_that_cannot_be_restarted_fails_waiting_jobs_instead_of_h
             asyncio.gather(doomed, *waiting, return_exceptions=True), timeout=30)
     assert all(isinstance(r, PipelineError) and r.kind == "extract" for r in results)
     assert sum("cannot start" in r.message for r in results) >= 2
-
-
-async def test_worker_processes_are_started_off_the_event_loop(monkeypatch):
-    threads: list[str] = []
-    real_start = workers._start_process
-
-    def recording_start(process):
-        threads.append(threading.current_thread().name)
-        real_start(process)
-
-    monkeypatch.setattr(workers, "_start_process", recording_start)
-    async with ProcessRunner(2, timeout=5.0, specs=SPECS) as runner:
-        await runner.started()
-    assert len(threads) == 2 and threading.main_thread().name not in threads
-
