@@ -376,6 +376,8 @@ class _Worker:
             await self.start()
         except PipelineError as exc:  # the pool fails a waiting job with it
             self.failure = exc
+        except Exception as exc:  # the process itself would not start (no fork, no fds)
+            self.failure = PipelineError("config", f"cannot start a handler worker: {exc}")
         # after this task is done, so the pool sees the restart over
         asyncio.get_running_loop().call_soon(self._on_free)
 
