@@ -287,7 +287,7 @@ class _Worker:
 
     def send(self, job: _Job) -> None:
         """Send ``job`` (the caller checked :meth:`accepts`)."""
-        assert self.conn is not None and self.accepts(job)
+        assert self.conn is not None
         reference, body, ctx = job.message
         job.slot = min(set(range(PREFETCH)) - {held.slot for held in self.jobs})
         if self.arena is not None and len(body) <= _slot_bytes(self.arena):
