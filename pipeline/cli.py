@@ -243,7 +243,15 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
     """The batch command once its arguments are valid."""
     registry = load_registry(settings)  # a bad --handler is a config error, before any work
-    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers))
+    stop = asyncio.Event()
+    start_failures: list[PipelineError] = []
+
+    def stop_on_start_failure(error: PipelineError) -> None:
+        start_failures.append(error)  # workers that cannot start: a config error, exit 2
+        stop.set()
+
+    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
+                           on_start_failure=stop_on_start_failure)
     with contextlib.ExitStack() as cleanup:
         source = _open_input(args.urls)
         if source is not sys.stdin.buffer:
@@ -261,22 +269,18 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
-        stop = asyncio.Event()
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
         async with batch_extract(settings, native) as extract:
             engine = BatchEngine(settings, extract, sink.write, done=done,
                                  on_record=progress.update)
             undo = _install_stop(stop)
-            startup = _watch_workers(runner, stop)
             try:
                 with _calm_collector():
                     summary = await engine.run(feed(read_lines(source)), stop)
             finally:
                 undo()
-                if startup is not None:
-                    startup.cancel()
-            if startup is not None and startup.done() and not startup.cancelled():
-                startup.result()  # workers that could not start: a config error, exit 2
+            if start_failures:
+                raise start_failures[0]
             return summary
 
 
@@ -299,19 +303,6 @@ def _calm_collector() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-
-
-def _watch_workers(runner: ProcessRunner, stop: asyncio.Event) -> asyncio.Future[None] | None:
-    """Stop the run if the handler workers (started in the background) cannot start."""
-    if not runner.entered:  # a vendor extracts: no pool
-        return None
-    def stop_on_failure(task: asyncio.Future[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            stop.set()
-
-    startup = asyncio.ensure_future(runner.started())
-    startup.add_done_callback(stop_on_failure)
-    return startup
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -6,9 +6,9 @@
   has its own pipe, read from the event loop (no thread hop per document), so a worker that
   hangs past the time limit or dies (``os._exit``, a segfault) costs only its own document:
   it is replaced, the others keep working (``concurrent.futures.ProcessPoolExecutor`` marks
-  the whole pool broken instead). Jobs wait in one queue; each worker has a driver coroutine
-  that sends it the next job as soon as its reply is read. Bodies and large replies travel
-  through a shared-memory arena per worker (:mod:`pipeline.arena`).
+  the whole pool broken instead). Jobs wait in one queue; each worker holds the job it runs
+  and the next one (:data:`PREFETCH`), sent from the callback that reads a reply. Bodies
+  and large replies travel through a shared-memory arena per worker (:mod:`pipeline.arena`).
 
 One deliberate exception to "CPU work never runs on the event loop": a handler may offer
 ``cheap(body, ctx) -> bool``; when it says True (the text handler for a small UTF-8 body,
@@ -447,18 +447,37 @@ def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseC
     return context
 
 
+def _exit_at_once() -> None:
+    """The whole job of the process that checks the forkserver forks."""
+
+
+def _ready_to_fork(context: multiprocessing.context.BaseContext) -> None:
+    """Start the forkserver and wait until it forks: it answers only once it has imported
+    the preloaded handlers (~0.3 s). Called in a thread, so the event loop fetches
+    meanwhile instead of blocking in the first worker's ``Process.start()``. The trial
+    process is left to exit and is joined: nothing is abandoned half-way."""
+    trial = context.Process(target=_exit_at_once, name="pipeline-forkserver-check", daemon=True)
+    trial.start()
+    trial.join()
+
+
 class ProcessRunner:
     """A pool of ``size`` worker processes with a per-document time limit.
 
-    Entering starts the workers without waiting for them (the first fetches overlap their
-    start); :meth:`run` waits until they are ready. If they cannot start, :meth:`started` and
-    every :meth:`run` raise ``PipelineError('config')``. Jobs wait in one queue and go to
-    the worker with the most room, each worker holding up to :data:`PREFETCH`.
+    The workers start with the first job that needs one (or :meth:`started`), not on
+    entering: a run whose bodies are all cheap (see the module docstring) never starts them,
+    and is not charged the forkserver's start (~0.3 s of blocked event loop while it imports
+    the handlers) nor their CPU. If they cannot start, :meth:`started` and every :meth:`run`
+    that needs them raise ``PipelineError('config')``, and ``on_start_failure`` is called
+    with that error. Jobs wait in one queue and go to the worker with the most room, each
+    worker holding up to :data:`PREFETCH`.
     """
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
-                 start_method: str | None = None, arena_bytes: int = ARENA_BYTES) -> None:
+                 start_method: str | None = None, arena_bytes: int = ARENA_BYTES,
+                 on_start_failure: Callable[[PipelineError], None] | None = None) -> None:
         self.size = size
+        self.on_start_failure = on_start_failure
         self.arena_bytes = arena_bytes  # per worker; 0: everything through the pipe
         self.timeout = timeout
         self.specs = tuple(specs)
@@ -469,6 +488,8 @@ class ProcessRunner:
         self._registry = build_registry(self.specs)
         self._workers: list[_Worker] = []
         self._queue: deque[_Job] = deque()
+        self._entered = False
+        self._forkserver: asyncio.Future[None] | None = None
         self._starting: asyncio.Task[None] | None = None
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
@@ -480,22 +501,38 @@ class ProcessRunner:
 
     @property
     def entered(self) -> bool:
-        return self._starting is not None
+        return self._entered
+
+    def _start(self) -> asyncio.Task[None]:
+        """The workers' start, begun on first call."""
+        if not self._entered:
+            raise RuntimeError("ProcessRunner used outside 'async with'")
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start_all())
+            self._starting.add_done_callback(self._start_done)
+        return self._starting
+
+    def _start_done(self, task: asyncio.Task[None]) -> None:
+        # Retrieved here, so a failed start that nobody awaits logs nothing at exit.
+        if task.cancelled() or (failure := task.exception()) is None:
+            return
+        if self.on_start_failure is not None and isinstance(failure, PipelineError):
+            self.on_start_failure(failure)
 
     async def started(self) -> None:
-        """Wait until the workers are ready; ``PipelineError('config')`` if they cannot be."""
-        if self._starting is None:
-            raise RuntimeError("ProcessRunner used outside 'async with'")
-        await asyncio.shield(self._starting)
+        """Start the workers if no job has yet, and wait until they are ready;
+        ``PipelineError('config')`` if they cannot be."""
+        await asyncio.shield(self._start())
 
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
-        if self._starting is None:
+        if not self._entered:
             raise RuntimeError("ProcessRunner used outside 'async with'")
         if _is_cheap(handler, body, ctx):
             return call_handler(handler, body, ctx)
-        if not self._starting.done():
+        starting = self._start()
+        if not starting.done():
             await self.started()
-        elif (failure := self._starting.exception()) is not None:
+        elif (failure := starting.exception()) is not None:
             raise failure
         job = _Job((self._reference(handler), body, ctx),
                    asyncio.get_running_loop().create_future())
@@ -546,6 +583,9 @@ class ProcessRunner:
         self._queue.extendleft(reversed(jobs))
 
     async def _start_all(self) -> None:
+        if self._forkserver is not None:
+            # A forkserver that failed to start is reported by the workers' own start.
+            await asyncio.gather(asyncio.shield(self._forkserver), return_exceptions=True)
         try:
             await asyncio.gather(*(worker.start() for worker in self._workers))
         except BaseException:
@@ -560,9 +600,12 @@ class ProcessRunner:
                     on_free=self._dispatch, requeue=self._requeue)
             for _ in range(self.size)
         ]
-        self._starting = asyncio.ensure_future(self._start_all())
-        # Retrieved here so an unused pool that failed to start logs nothing at exit.
-        self._starting.add_done_callback(lambda task: task.cancelled() or task.exception())
+        if self._context.get_start_method() == "forkserver":
+            self._forkserver = asyncio.ensure_future(
+                asyncio.to_thread(_ready_to_fork, self._context))
+            # Retrieved here: the workers' start reports a failure, if there is one to start.
+            self._forkserver.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._entered = True
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -570,6 +613,8 @@ class ProcessRunner:
             self._starting.cancel()
             await asyncio.gather(self._starting, return_exceptions=True)
         self._starting = None
+        self._forkserver = None  # a check still running ends on its own (it cannot be stopped)
+        self._entered = False
         restarts = [w.restarting for w in self._workers if w.restarting and not w.restarting.done()]
         for task in restarts:
             task.cancel()

@@ -116,6 +116,40 @@ async def test_only_bodies_the_handler_calls_cheap_are_handled_inline(registry):
             plain.metadata["pid"]}.isdisjoint({os.getpid()})
 
 
+async def test_workers_start_with_the_first_job_that_needs_one(registry, monkeypatch):
+    """A run of cheap bodies (say, small plain-text pages) never pays for a pool start."""
+    starts: list[int] = []
+    real_start = _Worker.start
+
+    async def counted_start(self):
+        starts.append(1)
+        await real_start(self)
+
+    monkeypatch.setattr(_Worker, "start", counted_start)
+    cheap_echo = registry.get("cheap_echo")
+    async with ProcessRunner(2, timeout=5.0, specs=SPECS) as runner:
+        for _ in range(3):
+            assert (await runner.run(cheap_echo, b"small", CTX)).content == "small"
+        assert starts == []
+        costly = await runner.run(cheap_echo, b"costly", CTX)
+        assert costly.metadata["pid"] != os.getpid()
+        assert starts == [1, 1]  # the whole pool, once
+        await runner.run(registry.get("echo"), b"again", CTX)
+        assert starts == [1, 1]
+
+
+async def test_a_pool_start_that_fails_is_reported_to_its_listener(registry):
+    failures: list[PipelineError] = []
+    runner = ProcessRunner(1, timeout=5.0, on_start_failure=failures.append)
+    runner.specs = ("tests.engine.faulty_handlers:no_such_handler",)  # only the worker fails
+    async with runner:
+        assert failures == []  # nothing needed a worker yet
+        with pytest.raises(PipelineError):
+            await runner.run(registry.get("echo"), b"body", CTX)
+    assert [f.kind for f in failures] == ["config"]
+    assert "no_such_handler" in failures[0].message
+
+
 def test_the_text_handler_is_cheap_only_for_small_utf8_bodies(registry):
     text = registry.get("text")
     assert text.cheap(b"plain words\n" * 100, CTX)
