@@ -464,10 +464,10 @@ def _ready_to_fork(context: multiprocessing.context.BaseContext) -> None:
 class ProcessRunner:
     """A pool of ``size`` worker processes with a per-document time limit.
 
-    The workers start with the first job that needs one (or :meth:`started`), not on
-    entering: a run whose bodies are all cheap (see the module docstring) never starts them,
-    and is not charged the forkserver's start (~0.3 s of blocked event loop while it imports
-    the handlers) nor their CPU. If they cannot start, :meth:`started` and every :meth:`run`
+    Entering starts the forkserver from a thread (its imports run beside the first fetches
+    instead of blocking the event loop ~0.3 s); the workers start with the first job that
+    needs one (or :meth:`started`), so a run whose bodies are all cheap (see the module
+    docstring) never starts them. If they cannot start, :meth:`started` and every :meth:`run`
     that needs them raise ``PipelineError('config')``, and ``on_start_failure`` is called
     with that error. Jobs wait in one queue and go to the worker with the most room, each
     worker holding up to :data:`PREFETCH`.
