@@ -282,15 +282,18 @@ class _Worker:
         write would block the event loop."""
         if self.room == 0:
             return False
-        body = job.message[1]
-        return not self.jobs or (self.arena is not None and len(body) <= _slot_bytes(self.arena))
+        return not self.jobs or self._fits_slot(job.message[1])
+
+    def _fits_slot(self, body: bytes) -> bool:
+        return self.arena is not None and len(body) <= _slot_bytes(self.arena)
 
     def send(self, job: _Job) -> None:
         """Send ``job`` (the caller checked :meth:`accepts`)."""
         assert self.conn is not None
         reference, body, ctx = job.message
         job.slot = min(set(range(PREFETCH)) - {held.slot for held in self.jobs})
-        if self.arena is not None and len(body) <= _slot_bytes(self.arena):
+        if self._fits_slot(body):
+            assert self.arena is not None
             body = self.arena.put(body, job.slot * _slot_bytes(self.arena))
         try:
             self.conn.send((reference, body, ctx, job.slot))
@@ -531,7 +534,7 @@ class ProcessRunner:
             return call_handler(handler, body, ctx)
         starting = self._start()
         if not starting.done():
-            await self.started()
+            await asyncio.shield(starting)
         elif (failure := starting.exception()) is not None:
             raise failure
         job = _Job((self._reference(handler), body, ctx),
@@ -585,7 +588,7 @@ class ProcessRunner:
     async def _start_all(self) -> None:
         if self._forkserver is not None:
             # A forkserver that failed to start is reported by the workers' own start.
-            await asyncio.gather(asyncio.shield(self._forkserver), return_exceptions=True)
+            await asyncio.wait([self._forkserver])
         try:
             await asyncio.gather(*(worker.start() for worker in self._workers))
         except BaseException:
