@@ -10,19 +10,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import os
 import signal
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any, BinaryIO, NoReturn
 
-from pipeline.engine import BatchEngine, Summary, feed, read_lines
+from pipeline.engine import BatchEngine, Summary, calm_collector, feed, read_lines
 from pipeline.errors import PipelineError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
+from pipeline.loops import loop_settings, spread_over_loops
 from pipeline.models import Record
 from pipeline.providers.batch import batch_extract
 from pipeline.settings import Settings, load_settings
@@ -31,7 +31,6 @@ from pipeline.workers import ProcessRunner
 
 PROG = "extract-pipeline"
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
-RUN_GC_THRESHOLD = 10_000  # young-generation threshold during a run (default 700)
 SUBCOMMANDS: dict[str, str] = {
     "search": "pipeline.cli_search:search_main",
     "backends": "pipeline.cli_search:backends_main",
@@ -52,6 +51,8 @@ class _Parser(argparse.ArgumentParser):
 _HELP = {
     "format": "content format of records",
     "workers": "handler process-pool size; default: the machine's cores ({default})",
+    "loops": "event loops fetching at once, each in its own process; more than 1 helps when "
+    "small pages keep one core busy (see README); default: {default}",
     "user_agent": "User-Agent header sent with every request",
     "instruction": "what the compressor should keep (with --compress)",
     "extract_backend": "extract provider(s) in order of preference",
@@ -92,6 +93,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
+    ("--loops", "loops", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
@@ -243,6 +245,9 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
     """The batch command once its arguments are valid."""
     registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    if fetcher is not None:  # an injected fetcher lives in this process only
+        settings = settings.model_copy(update={"loops": 1})
+    local = loop_settings(settings)
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -250,7 +255,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         start_failures.append(error)  # workers that cannot start: a config error, exit 2
         stop.set()
 
-    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
+    runner = ProcessRunner(local.workers, local.handler_timeout, tuple(local.handlers),
                            on_start_failure=stop_on_start_failure)
     with contextlib.ExitStack() as cleanup:
         source = _open_input(args.urls)
@@ -269,40 +274,20 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
             print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
-        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
-        async with batch_extract(settings, native) as extract:
+        native = NativeExtractor(local, fetcher=fetcher, runner=runner, registry=registry)
+        async with (batch_extract(local, native) as local_extract,
+                    spread_over_loops(settings, local_extract, stop_on_start_failure) as extract):
             engine = BatchEngine(settings, extract, sink.write, done=done,
                                  on_record=progress.update)
             undo = _install_stop(stop)
             try:
-                with _calm_collector():
+                with calm_collector():
                     summary = await engine.run(feed(read_lines(source)), stop)
             finally:
                 undo()
             if start_failures:
                 raise start_failures[0]
             return summary
-
-
-@contextlib.contextmanager
-def _calm_collector() -> Iterator[None]:
-    """Keep the cyclic garbage collector off the hot path for the run, then restore it.
-
-    Everything imported so far lives as long as the run, so it is frozen (a full collection
-    no longer walks it; see the same call in :mod:`pipeline.workers`). And the young
-    generation's threshold is raised: with the default 700, bursts of URLs starting together
-    set off ~60 collections per 1,000 URLs, which cost the event loop ~5% of its CPU on small
-    pages (measured with ``gc.callbacks``); cycles are still collected, just in fewer passes.
-    Both are undone after, for a long-lived caller of main().
-    """
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from pipeline import cli
+from pipeline import cli, engine
 from tests.cli.conftest import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]
@@ -167,5 +167,5 @@ def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkey
     monkeypatch.setattr(cli.BatchEngine, "run", spying_run)
     before = (gc.get_threshold(), gc.get_freeze_count())
     assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
-    assert seen and seen[0][0] == cli.RUN_GC_THRESHOLD and seen[0][1] > 0
+    assert seen and seen[0][0] == engine.RUN_GC_THRESHOLD and seen[0][1] > 0
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
