@@ -8,6 +8,7 @@ with the median URLs/s is reported):
 
 * ``pipeline``: ``python -m pipeline`` with the per-host politeness limits opened
   (``--per-host``/``--rate``), since every benchmark URL is on one host;
+* ``loops2``: the same with ``--loops 2`` (plain-text kinds only);
 * ``naive``: aiohttp + gather + semaphore + readability-lxml on the event loop (html only);
 * ``fetch``: the same loop with the body dropped — the ceiling of the fetch path.
 
@@ -50,6 +51,7 @@ README = BENCH / "README.md"
 START, END = "<!-- throughput:start -->", "<!-- throughput:end -->"
 
 KINDS = ("html", "text", "article")
+PIPELINE_TOOLS = ("pipeline", "loops2")
 # The plain-text kinds, each against the fetch-only loop; {kb} is its average body size.
 PLAIN_LABELS: dict[PageKind, str] = {
     "text": "text (HTML-sized bodies, avg {kb} KB)",
@@ -67,7 +69,7 @@ POOL_PAGES = 2_000
 
 @dataclass(frozen=True)
 class Case:
-    tool: str  # pipeline | naive | fetch
+    tool: str  # pipeline | loops2 (the pipeline with --loops 2) | naive | fetch
     kind: str
     n: int
     latency: float
@@ -100,8 +102,9 @@ def matrix(sizes: tuple[int, ...]) -> list[Case]:
     return [
         Case(tool, kind, n, latency)
         for kind in KINDS for latency in LATENCIES for n in sizes
-        for tool in ("pipeline", "naive", "fetch")
+        for tool in ("pipeline", "loops2", "naive", "fetch")
         if not (tool == "naive" and kind != "html")
+        and not (tool == "loops2" and kind not in PLAIN_LABELS)
     ]
 
 
@@ -119,14 +122,14 @@ def subprocess_env() -> dict[str, str]:
 
 
 def client_command(case: Case, urls: Path, out: Path, args: argparse.Namespace) -> list[str]:
-    if case.tool == "pipeline":
+    if case.tool in PIPELINE_TOOLS:
         return [
             sys.executable, "-m", "pipeline", str(urls), "-o", str(out), "--quiet",
             "--allow-net", "127.0.0.1/32", "--format", "text",
             "--concurrency", str(args.concurrency), "--workers", str(args.workers),
             # One host serves every URL: open the per-host politeness limits.
             "--per-host", str(args.concurrency), "--rate", "inf",
-            *(["--loops", str(args.plain_loops)] if case.kind in PLAIN_LABELS else []),
+            *(["--loops", "2"] if case.tool == "loops2" else []),
             *args.pipeline_arg,
         ]
     script = {"naive": "naive.py", "fetch": "fetch_only.py"}[case.tool]
@@ -135,7 +138,7 @@ def client_command(case: Case, urls: Path, out: Path, args: argparse.Namespace) 
 
 def count_records(case: Case, out: Path, measured: Measurement) -> tuple[int, int, dict[str, int]]:
     """(ok, errors, errors by kind) from the pipeline's JSONL or a baseline's summary line."""
-    if case.tool != "pipeline":
+    if case.tool not in PIPELINE_TOOLS:
         lines = measured.stdout.strip().splitlines()
         summary = json.loads(lines[-1]) if lines else {"ok": 0, "errors": case.n}
         return summary["ok"], summary["errors"], {}
@@ -339,27 +342,29 @@ def plain_text_targets(by_id: dict[str, Row], sizes: list[int]) -> list[str]:
     for kind in PLAIN_LABELS:
         for n in sizes:
             for latency in (0, 50):
-                ours = by_id.get(f"pipeline:{kind}:{n}:{latency}")
                 fetch = by_id.get(f"fetch:{kind}:{n}:{latency}")
-                if ours and fetch:
-                    ratio = ours.rate / fetch.rate
-                    out.append(f"- {plain_label(kind)}, {latency} ms, N={n:,}: pipeline "
-                               f"{ours.rate:,.0f} URLs/s vs fetch-only {fetch.rate:,.0f} = "
-                               f"{ratio:.0%} (target ≥ 50%): {verdict(ratio >= 0.5)}")
+                for tool, name in (("pipeline", "pipeline"), ("loops2", "--loops 2")):
+                    ours = by_id.get(f"{tool}:{kind}:{n}:{latency}")
+                    if ours and fetch:
+                        ratio = ours.rate / fetch.rate
+                        out.append(f"- {plain_label(kind)}, {latency} ms, N={n:,}: {name} "
+                                   f"{ours.rate:,.0f} URLs/s vs fetch-only {fetch.rate:,.0f} = "
+                                   f"{ratio:.0%} (target ≥ 50%): {verdict(ratio >= 0.5)}")
     return out
 
 
 def memory_targets(rows: list[Row]) -> list[str]:
     """Peak memory of the pipeline at the largest N against the smallest, per kind and latency."""
     out: list[str] = []
-    for kind in KINDS:
+    for tool, kind in [(tool, kind) for tool in PIPELINE_TOOLS for kind in KINDS]:
         for latency in (0, 50):
-            series = sorted((r for r in rows if r.case.tool == "pipeline" and r.case.kind == kind
+            series = sorted((r for r in rows if r.case.tool == tool and r.case.kind == kind
                              and round(r.case.latency * 1000) == latency), key=lambda r: r.case.n)
             if len(series) >= 2:
                 small, large = series[0], series[-1]
                 ratio = large.peak_mib / small.peak_mib
-                out.append(f"- memory, {kind}, {latency} ms: peak {large.peak_mib:,.0f} MiB at "
+                out.append(f"- memory, {tool}, {kind}, {latency} ms: peak "
+                           f"{large.peak_mib:,.0f} MiB at "
                            f"N={large.case.n:,} vs {small.peak_mib:,.0f} MiB at "
                            f"N={small.case.n:,} = {ratio:.2f}× (target ≤ 1.2×): "
                            f"{verdict(ratio <= 1.2)}")
@@ -382,8 +387,7 @@ def repeat_note(repeat: int) -> str:
             f"lower middle for an even count), with the range of the {repeat} runs in brackets.")
 
 
-def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat: int,
-           plain_loops: int) -> str:
+def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat: int) -> str:
     return "\n".join([
         "## Throughput", "",
         f"Command: `{command}`  ", f"Machine: {machine()}", "",
@@ -395,12 +399,11 @@ def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat
         "RSS over the client's process tree, sampled every 50 ms (shared pages of forked "
         "workers are counted once per process, so it is an upper bound). The pipeline runs "
         "with the per-host politeness limits opened (`--per-host`, `--rate`) because every "
-        f"URL is on one host. On the plain-text kinds it runs with `--loops {plain_loops}` (a "
-        "second event loop in a child process, which takes a share of the URLs; html runs "
-        "with the default single loop, whose CPU is in the handler workers). "
-        f"{repeat_note(repeat)} A CPU limit is the median of its handler "
-        "passes over the corpus, taken before and after the cases (best / median / worst "
-        "shown); the pool's, the median of its runs.", "",
+        "URL is on one host. `loops2` is the pipeline with `--loops 2` (a second event loop in "
+        "a child process takes a share of the URLs), run on the plain-text kinds, where the "
+        f"event loop rather than the handlers is the limit. {repeat_note(repeat)} A CPU limit "
+        "is the median of its handler passes over the corpus, taken before and after the "
+        "cases (best / median / worst shown); the pool's, the median of its runs.", "",
         *rows_table(rows), "", *limits_table(limits, cores), "", "Targets:", "",
         *targets(rows, limits, cores),
     ])
@@ -425,9 +428,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=256, help="requests in flight")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="pipeline process-pool size")
-    parser.add_argument("--plain-loops", type=int, default=2, metavar="N",
-                        help="--loops for the pipeline on the plain-text kinds (small pages keep "
-                        "one event loop busy; html stays at the default 1)")
     parser.add_argument("--pipeline-arg", action="append", default=[],
                         help="extra argument for the pipeline command (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, metavar="R",
@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.json and "--json" in given:  # a local output path does not belong in the README
         del given[given.index("--json"):given.index("--json") + 2]
     command = "python benchmarks/throughput.py " + " ".join(given)
-    section = report(rows, limits, command.strip(), cores, args.repeat, args.plain_loops)
+    section = report(rows, limits, command.strip(), cores, args.repeat)
     print("\n" + section)
     if not args.no_readme:
         write_readme(section)
