@@ -170,9 +170,12 @@ class HttpFetcher:
         if self._robots is not None:
             await self._robots.check(target)
         try:
-            head = self.settings.head and self._head_trust.wanted(call.host)
-            if head and await self._head_guard(target, call.deadline):
-                self._head_trust.passed(call.host)
+            if self.settings.head and await self._head_trust.claim(call.host):
+                clean = False
+                try:
+                    clean = await self._head_guard(target, call.deadline)
+                finally:
+                    self._head_trust.probed(call.host, clean)
             answer = await self._get_with_retries(target, call)
         except FetchError as exc:
             if exc.kind in _REFUSALS:

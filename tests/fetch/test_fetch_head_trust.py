@@ -3,6 +3,7 @@ refusal (too large, binary) brings the HEADs back."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,6 +24,8 @@ def counting_app(requests: Counter[tuple[str, str]]) -> web.Application:
     async def page(request: web.Request) -> web.Response:
         requests[(request.method, request.match_info["name"])] += 1
         name = request.match_info["name"]
+        if request.method == "HEAD":
+            await asyncio.sleep(0.02)  # a burst's URLs all start before any HEAD answers
         if name.startswith("huge"):
             body = b"x" * HUGE
         elif name.startswith("image"):
@@ -45,12 +48,12 @@ def methods(requests: Counter[tuple[str, str]], method: str) -> int:
 
 @asynccontextmanager
 async def trusting(
-    head_trust: int,
+    head_trust: int, **settings: object,
 ) -> AsyncIterator[tuple[str, HttpFetcher, Counter[tuple[str, str]]]]:
     """A counting server and a fetcher with ``head_trust``: (base URL, fetcher, requests)."""
     requests: Counter[tuple[str, str]] = Counter()
     async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=head_trust)) as fetcher:
+            HttpFetcher(fast_settings(head_trust=head_trust, **settings)) as fetcher:
         yield base, fetcher, requests
 
 
@@ -106,3 +109,41 @@ def test_trust_is_per_host_and_bounded():
     assert not trust.wanted("b:80")
     trust.refused("b:80")
     assert trust.wanted("b:80")
+
+
+async def test_a_burst_of_one_hosts_urls_sends_only_the_heads_that_can_earn_trust():
+    async with trusting(3, per_host=40, rate=float("inf")) as (base, fetcher, requests):
+        results = await asyncio.gather(*(fetcher.fetch(f"{base}/page{i}") for i in range(40)))
+    assert all(result.body == SMALL for result in results)
+    assert methods(requests, "HEAD") == 3  # the other 37 waited for those three
+    assert methods(requests, "GET") == 40
+
+
+async def test_a_probe_that_finds_a_refusal_sends_the_waiting_urls_back_to_heads():
+    async with trusting(2, per_host=20, rate=float("inf")) as (base, fetcher, requests):
+        names = ["huge", "page0", *(f"page{i}" for i in range(1, 12))]
+        results = await asyncio.gather(*(fetcher.fetch(f"{base}/{name}") for name in names),
+                                       return_exceptions=True)
+    assert isinstance(results[0], FetchError) and results[0].kind == "too_large"
+    assert requests[("GET", "huge")] == 0  # refused by its HEAD
+    assert all(result.body == SMALL for result in results[1:])
+    # the refused probe did not count: two more clean HEADs were needed for trust
+    assert 3 <= methods(requests, "HEAD") <= 4 and methods(requests, "GET") == 12
+
+
+async def test_a_url_waiting_for_a_verdict_can_give_up_alone():
+    trust = HeadTrust(2)
+    assert await trust.claim("a:80") and await trust.claim("a:80")  # two probes out
+    waiting = [asyncio.ensure_future(trust.claim("a:80")) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert not any(task.done() for task in waiting)
+    waiting[0].cancel()  # its deadline passed
+    trust.probed("a:80", clean=True)
+    trust.probed("a:80", clean=False)  # one more probe is needed: one waiter becomes it
+    await asyncio.sleep(0)
+    assert waiting[0].cancelled()
+    assert sum(task.done() and task.result() for task in waiting[1:]) == 1
+    trust.probed("a:80", clean=True)  # trusted: the last waiter GETs alone
+    assert await asyncio.wait_for(asyncio.gather(*waiting[1:]), 1) in ([True, False],
+                                                                         [False, True])
+    assert not await trust.claim("a:80")
