@@ -12,8 +12,9 @@ Politeness stays global. By default each host belongs to one loop (a stable hash
 ``host:port``), which keeps ``--per-host``, ``--rate``, robots.txt and a host's slow-downs in
 one place. Only when every host may have at least :data:`SPLIT_MIN_PER_HOST` connections per
 loop (and robots.txt is not honoured, whose Crawl-delay is per process) are URLs spread over
-all loops, the least busy first, each loop holding ``per_host // N`` connections and
-``rate / N`` requests per second of every host: the sum never exceeds the limits.
+all loops, the least busy for its share first. Each loop then holds its share of every
+host's connections and rate, the parent half a child's share (it also does the run's
+bookkeeping), rounded down: the sum never exceeds the limits.
 
 The channel: length-prefixed pickle frames. The parent sends ``[(id, url), ...]``; a child
 answers ``("ready",)`` once open, then ``("records", [(id, record), ...])``, or
@@ -71,7 +72,8 @@ def loop_settings(settings: Settings, number: int = 0) -> Settings:
     """What loop ``number`` of ``settings.loops`` may use: its share of the worker processes,
     and of each host's connections and rate when hosts are spread."""
     loops = settings.loops
-    update: dict[str, Any] = {"loops": 1, "workers": max(1, round(settings.workers / loops))}
+    workers = settings.workers // loops + (number < settings.workers % loops)
+    update: dict[str, Any] = {"loops": 1, "workers": max(1, workers)}
     if loops > 1 and spreads_hosts(settings):
         share = _shares(loops)[number]
         update.update(per_host=max(1, int(settings.per_host * share)),

@@ -55,6 +55,7 @@ def test_the_loops_never_exceed_a_hosts_budget_together(per_host, count, rate, r
                         workers=workers)
     shares = [loop_settings(settings, number) for number in range(count)]
     assert all(share.loops == 1 and share.workers >= 1 for share in shares)
+    assert sum(share.workers for share in shares) == max(workers, count)  # one at least each
     if count > 1 and loops.spreads_hosts(settings):
         assert not robots and per_host >= count * loops.SPLIT_MIN_PER_HOST
         assert sum(share.per_host for share in shares) <= per_host
