@@ -195,6 +195,7 @@ async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, mo
 
 async def test_a_child_loop_that_cannot_start_is_a_config_error(tmp_path, monkeypatch):
     monkeypatch.setattr(RemoteLoop, "command", "raise SystemExit(3)")
+    monkeypatch.setattr(LoopRouter, "choose", lambda self, url: 1)  # the host is the child's
     app, _, _ = counting_site(delay=0.0)
     async with serve(app) as base:
         urls = tmp_path / "urls.txt"
