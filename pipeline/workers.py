@@ -474,8 +474,8 @@ class ProcessRunner:
     a short run shows (article:2000:0, 5 rounds alternated: 1.10 -> 1.06 s median). If the
     workers cannot start, :meth:`started` and every :meth:`run` that needs them raise
     ``PipelineError('config')``, and ``on_start_failure`` is called with that error. Jobs
-    wait in one queue and go to the worker with the most room, each
-    worker holding up to :data:`PREFETCH`.
+    wait in one queue and go to the worker with the most room, each worker holding up to
+    :data:`PREFETCH`.
     """
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
