@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from aiohttp import web
@@ -18,7 +19,6 @@ from pipeline.errors import PipelineError
 from pipeline.loops import LoopRouter, RemoteLoop, _frame, _Frames, loop_settings
 from pipeline.settings import Settings
 from tests.cli.conftest import read_records
-from tests.cli.test_end_to_end import LOOPBACK, read_records_lenient, run_cli, site, start_cli
 from tests.engine.conftest import serve
 
 HOSTS = [f"http://host{i}.test:{8000 + i}/page" for i in range(40)]
@@ -116,9 +116,12 @@ def remote_calls(monkeypatch) -> Counter:
     return calls
 
 
-async def run_batch(*argv: str) -> Summary:
-    """The batch command in this test's event loop (``main()`` would start its own)."""
-    args = cli.build_parser().parse_args(argv)
+async def run_two_loops(urls: Path, out: Path, *flags: str) -> Summary:
+    """The batch command with ``--loops 2``, in this test's event loop (``main()`` would
+    start its own)."""
+    args = cli.build_parser().parse_args([
+        str(urls), "-o", str(out), "--loops", "2", "--workers", "1",
+        "--allow-net", "127.0.0.1/32", "--no-head", *flags])
     return await cli.run_batch(args, cli.settings_from_args(args))
 
 
@@ -129,9 +132,8 @@ async def test_two_loops_share_one_host_within_its_budget(tmp_path, remote_calls
         urls = tmp_path / "urls.txt"
         urls.write_text("\n".join(lines) + "\n")
         out = tmp_path / "out.jsonl"
-        summary = await run_batch(str(urls), "-o", str(out), "--loops", "2", "--workers", "1",
-                              "--concurrency", "64", "--allow-net", "127.0.0.1/32",
-                              "--per-host", "16", "--rate", "inf", "--no-head")
+        summary = await run_two_loops(urls, out, "--concurrency", "64", "--per-host", "16",
+                                      "--rate", "inf")
     assert not summary.interrupted
     records = read_records(out)
     assert sorted(r["index"] for r in records) == list(range(122))  # one record per line
@@ -151,9 +153,8 @@ async def test_each_host_keeps_to_one_loop_with_a_small_budget(tmp_path, remote_
         urls = tmp_path / "urls.txt"
         urls.write_text("".join(f"{base}/p/{i}\n" for i in range(15) for base in (a, b, c, d)))
         out = tmp_path / "out.jsonl"
-        summary = await run_batch(str(urls), "-o", str(out), "--loops", "2", "--workers", "1",
-                              "--ordered", "--allow-net", "127.0.0.1/32", "--per-host", "2",
-                              "--rate", "1000", "--no-head")
+        summary = await run_two_loops(urls, out, "--ordered", "--per-host", "2",
+                                      "--rate", "1000")
     assert not summary.interrupted
     records = read_records(out)
     assert [r["index"] for r in records] == list(range(60))
@@ -180,9 +181,8 @@ async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, mo
         urls = tmp_path / "urls.txt"
         urls.write_text("".join(f"{base}/p/{i}\n" for i in range(80)))
         out = tmp_path / "out.jsonl"
-        summary = await run_batch(str(urls), "-o", str(out), "--loops", "2", "--workers", "1",
-                              "--concurrency", "32", "--allow-net", "127.0.0.1/32",
-                              "--per-host", "32", "--rate", "inf", "--no-head")
+        summary = await run_two_loops(urls, out, "--concurrency", "32", "--per-host", "32",
+                                      "--rate", "inf")
     assert not summary.interrupted
     records = read_records(out)
     assert sorted(r["index"] for r in records) == list(range(80))
@@ -202,32 +202,6 @@ async def test_a_child_loop_that_cannot_start_is_a_config_error(tmp_path, monkey
         urls.write_text("".join(f"{base}/p/{i}\n" for i in range(20)))
         out = tmp_path / "out.jsonl"
         with pytest.raises(PipelineError, match="extraction loop 1 could not start") as caught:
-            await run_batch(str(urls), "-o", str(out), "--loops", "2",
-                            "--workers", "1", "--allow-net", "127.0.0.1/32", "--no-head")
+            await run_two_loops(urls, out)
     assert caught.value.kind == "config"  # main() turns it into exit status 2
     assert read_records(out) == []  # nothing recorded as done: all left for a re-run
-
-
-async def test_sigint_then_resume_with_two_loops(tmp_path):
-    app, gets = site(delay=0.3)
-    async with serve(app) as base:
-        urls = tmp_path / "urls.txt"
-        urls.write_text("".join(f"{base}/text/{i}\n" for i in range(40)))
-        out = tmp_path / "out.jsonl"
-        flags = ["--workers", "1", "--no-head", "--loops", "2", *LOOPBACK]
-        proc = await start_cli(str(urls), "-o", str(out), "--concurrency", "4", *flags)
-        for _ in range(600):
-            if out.exists() and out.read_bytes().count(b"\n") >= 6:
-                break
-            await asyncio.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = await asyncio.wait_for(proc.communicate(), 30)
-        assert proc.returncode == 130, stderr
-        assert b"Traceback" not in stderr
-        done_before = {r["index"] for r in read_records_lenient(out)}
-        assert 6 <= len(done_before) < 40
-        code, stderr2 = await run_cli(str(urls), "-o", str(out), "--resume",
-                                      "--concurrency", "8", *flags)
-    assert code == 0, stderr2
-    assert sorted(r["index"] for r in read_records(out)) == list(range(40))
-    assert all(gets[f"/text/{i}"] == 1 for i in done_before)  # done work was not redone
