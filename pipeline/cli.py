@@ -22,7 +22,7 @@ from pipeline.engine import BatchEngine, Summary, calm_collector, feed, read_lin
 from pipeline.errors import PipelineError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.loops import loop_settings, spread_over_loops
+from pipeline.loops import extra_loops, loop_settings
 from pipeline.models import Record
 from pipeline.providers.batch import batch_extract
 from pipeline.settings import Settings, load_settings
@@ -257,11 +257,13 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
 
     runner = ProcessRunner(local.workers, local.handler_timeout, tuple(local.handlers),
                            on_start_failure=stop_on_start_failure)
-    with contextlib.ExitStack() as cleanup:
+    async with contextlib.AsyncExitStack() as cleanup:
         source = _open_input(args.urls)
         if source is not sys.stdin.buffer:
             cleanup.callback(source.close)
         done, dropped = _scan_output(args.output) if args.resume else (None, 0)
+        # Before the sink's thread and any connection exist, so a forked child starts clean.
+        spread = await cleanup.enter_async_context(extra_loops(settings, stop_on_start_failure))
         sink = _open_sink(args.output, append=args.resume)
         cleanup.callback(sink.close)
         show = not settings.quiet and sys.stderr.isatty()
@@ -275,19 +277,18 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                   + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
                   file=sys.stderr)
         native = NativeExtractor(local, fetcher=fetcher, runner=runner, registry=registry)
-        async with (batch_extract(local, native) as local_extract,
-                    spread_over_loops(settings, local_extract, stop_on_start_failure) as extract):
-            engine = BatchEngine(settings, extract, sink.write, done=done,
-                                 on_record=progress.update)
-            undo = _install_stop(stop)
-            try:
-                with calm_collector():
-                    summary = await engine.run(feed(read_lines(source)), stop)
-            finally:
-                undo()
-            if start_failures:
-                raise start_failures[0]
-            return summary
+        local_extract = await cleanup.enter_async_context(batch_extract(local, native))
+        engine = BatchEngine(settings, spread(local_extract), sink.write, done=done,
+                             on_record=progress.update)
+        undo = _install_stop(stop)
+        try:
+            with calm_collector():
+                summary = await engine.run(feed(read_lines(source)), stop)
+        finally:
+            undo()
+        if start_failures:
+            raise start_failures[0]
+        return summary
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -3,8 +3,9 @@
 One event loop tops out near one core: on small pages every URL costs it ~1 M instructions
 of HTTP client, URL checks and record building (see benchmarks/README.md), so with the
 handlers already in a process pool the second core idles. ``--loops N`` starts N - 1 child
-processes, each an event loop with its own fetcher and worker pool, serving extract
-requests over its stdin/stdout. The parent keeps everything that is global to the run —
+processes (forked on Linux, so they start with everything imported), each an event loop
+with its own fetcher and worker pool, serving extract requests over a pair of pipes. The
+parent keeps everything that is global to the run —
 reading input, de-duplication, ``--ordered``, ``--resume``, the stop signal, the output —
 and extracts a share of the URLs itself (loop 0).
 
@@ -20,7 +21,7 @@ The channel: length-prefixed pickle frames. The parent sends ``[(id, url), ...]`
 answers ``("ready",)`` once open, then ``("records", [(id, record), ...])``, or
 ``("fatal", kind, message)`` when it cannot work (its worker pool failed to start). A child
 ignores SIGINT/SIGTERM (the parent decides what an interrupt means) and exits when its
-stdin closes. A child that dies leaves an ``extract`` error record for each of its URLs in
+request pipe closes. A child that dies leaves an ``extract`` error record for each of its URLs in
 flight; its hosts move to the other loops.
 """
 
@@ -34,16 +35,20 @@ import signal
 import struct
 import subprocess
 import sys
+import time
+import traceback
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pipeline.errors import PipelineError
 from pipeline.frontier import host_key
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import Settings
 
+# Fork the children where that is safe and cheap: Linux (macOS frameworks are not fork-safe).
+FORK_CHILDREN = sys.platform.startswith("linux")
 SPLIT_MIN_PER_HOST = 8  # connections per host per loop before a host is spread over loops
 # The parent also reads, de-duplicates and writes every record, so its loop takes this much
 # of a child's share of the URLs (and of each host's budget when hosts are spread).
@@ -53,6 +58,9 @@ PIPE_BYTES = 1024 * 1024  # the record pipe's capacity, where the system allows 
 READ_BYTES = 1024 * 1024
 MAX_READS = 16  # reads of the record pipe per turn of the event loop
 _HEADER = struct.Struct(">I")
+# This process's ends of the pipes to its children, open ones only: a forked child closes
+# them all, or a child would hold its own (and its siblings') request pipes open forever.
+_PARENT_ENDS: set[int] = set()
 
 Extract = Callable[[str], Awaitable[Record]]
 OnFatal = Callable[[PipelineError], None]
@@ -163,10 +171,61 @@ class _Outbox:
         self._send(_frame(self._wrap(items)))
 
 
-class RemoteLoop(asyncio.SubprocessProtocol):
-    """A child process running an event loop that extracts URLs for this one."""
+class _Child:
+    """A child process reading requests from fd ``requests`` and writing records to fd
+    ``records``: forked from this process where that is safe (Linux: the child starts with
+    everything imported, in ~20 ms instead of ~0.4 s of imports), else a new interpreter."""
 
-    command = "from pipeline.loops import child_main; child_main()"  # run by ``python -c``
+    command = ("import sys; from pipeline.loops import child_main; "
+               "child_main(*map(int, sys.argv[1:]))")
+
+    def __init__(self, requests: int, records: int) -> None:
+        if FORK_CHILDREN:
+            self.pid = os.fork()
+            if self.pid == 0:  # the child: never returns into the parent's stack
+                for fd in _PARENT_ENDS:  # else no child would see its requests end
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                child_main(requests, records)
+            self._popen: subprocess.Popen[bytes] | None = None
+        else:
+            package_root = str(Path(__file__).resolve().parent.parent)
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root,
+                                                              env.get("PYTHONPATH"))))
+            self._popen = subprocess.Popen(
+                [sys.executable, "-c", self.command, str(requests), str(records)],
+                pass_fds=(requests, records), env=env, stdin=subprocess.DEVNULL,
+                start_new_session=True)  # a terminal's Ctrl-C goes to the parent alone
+            self.pid = self._popen.pid
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float) -> bool:
+        """Reap the child if it exits within ``timeout`` seconds (blocking: run in a
+        thread); whether it did."""
+        if self._popen is not None:
+            try:
+                self._popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if os.waitpid(self.pid, os.WNOHANG)[0]:
+                    return True
+            except ChildProcessError:  # already reaped
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+
+class RemoteLoop:
+    """A child process running an event loop that extracts URLs for this one."""
 
     def __init__(self, number: int, settings: Settings, on_fatal: OnFatal,
                  on_exit: Callable[[int], None]) -> None:
@@ -175,46 +234,41 @@ class RemoteLoop(asyncio.SubprocessProtocol):
         self._on_fatal = on_fatal
         self._on_exit = on_exit
         self._frames = _Frames(self._received)
-        self._transport: asyncio.SubprocessTransport | None = None
+        self._child: _Child | None = None
+        self._requests: asyncio.WriteTransport | None = None
         self._records: int | None = None  # the read end of the child's record pipe
         self._outbox: _Outbox | None = None
         self._waiting: dict[int, tuple[str, asyncio.Future[Record]]] = {}
         self._next_id = 0
-        self._gone: asyncio.Future[None] | None = None
         self._closing = False
         self.ready = asyncio.Event()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root,
-                                                          env.get("PYTHONPATH"))))
-        self._gone = loop.create_future()
         # Records come back through a pipe read here directly, not through a transport: a
         # transport reads one 256 KiB chunk per turn of a saturated loop, which capped a
         # child at ~1,700 small records a second (its pipe full, its loop half idle).
+        requests, requests_end = os.pipe()
         records, records_end = os.pipe()
         _widen_pipe(records)
+        _PARENT_ENDS.update((requests_end, records))
         try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: self, sys.executable, "-c", self.command,
-                stdin=subprocess.PIPE, stdout=records_end, stderr=None, env=env,
-                start_new_session=True,  # a terminal's Ctrl-C goes to the parent alone
-            )
+            self._child = _Child(requests, records_end)
         except BaseException:
-            os.close(records)
+            for fd in (requests_end, records):
+                _PARENT_ENDS.discard(fd)
+                os.close(fd)
             raise
         finally:
+            os.close(requests)
             os.close(records_end)
-        self._transport = transport
         self._records = records
         os.set_blocking(records, False)
         loop.add_reader(records, self._drain)
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        stdin.write(_frame(self._settings))
-        self._outbox = _Outbox(stdin.write, lambda items: items)
+        self._requests, _ = await loop.connect_write_pipe(
+            lambda: _Forget(requests_end), os.fdopen(requests_end, "wb", buffering=0))
+        self._requests.write(_frame(self._settings))
+        self._outbox = _Outbox(self._requests.write, lambda items: items)
 
     async def extract(self, url: str) -> Record:
         assert self._outbox is not None
@@ -253,6 +307,7 @@ class RemoteLoop(asyncio.SubprocessProtocol):
         """No more records can come: what is still waiting fails, and the hosts move on."""
         assert self._records is not None
         asyncio.get_running_loop().remove_reader(self._records)
+        _PARENT_ENDS.discard(self._records)
         os.close(self._records)
         self._records = None
         started = self.ready.is_set()
@@ -270,35 +325,40 @@ class RemoteLoop(asyncio.SubprocessProtocol):
                 future.cancel()
         self._waiting.clear()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._gone is not None and not self._gone.done():
-            self._gone.set_result(None)
-
     async def close(self) -> None:
-        transport = self._transport
-        if transport is None or self._gone is None:
+        if self._child is None:
             return
         self._closing = True
-        stdin = transport.get_pipe_transport(0)
-        if stdin is not None:
-            stdin.close()  # the child's cue to finish
-        try:
-            await asyncio.wait_for(asyncio.shield(self._gone), CLOSE_SECONDS)
-        except asyncio.TimeoutError:
-            transport.kill()
-            await self._gone
-        transport.close()
+        if self._requests is not None:
+            self._requests.close()  # the child's cue to finish
+        if not await asyncio.to_thread(self._child.wait, CLOSE_SECONDS):
+            self._child.kill()
+            await asyncio.to_thread(self._child.wait, CLOSE_SECONDS)
         while self._records is not None:  # the child is gone: read to the end of its pipe
             self._drain()
 
 
+class _Forget(asyncio.Protocol):
+    """The parent's end of a request pipe: once closed, later children need not close it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        _PARENT_ENDS.discard(self._fd)
+
+
+Spread = Callable[[Extract], Extract]
+
+
 @contextlib.asynccontextmanager
-async def spread_over_loops(settings: Settings, local: Extract,
-                            on_fatal: OnFatal) -> AsyncIterator[Extract]:
-    """``extract(url)`` over ``settings.loops`` loops: ``local`` (this process) and
-    ``loops - 1`` children. With one loop, ``local`` itself."""
+async def extra_loops(settings: Settings, on_fatal: OnFatal) -> AsyncIterator[Spread]:
+    """Start the ``settings.loops - 1`` child loops and yield ``spread``: ``spread(local)``
+    is an ``extract(url)`` over them and ``local``, this process's own extract. Enter it
+    before this process opens connections or starts threads, so that a forked child starts
+    clean. ``on_fatal`` hears of a child that cannot work (a configuration error)."""
     if settings.loops <= 1:
-        yield local
+        yield lambda local: local
         return
     router = LoopRouter(settings.loops, spreads_hosts(settings))
 
@@ -308,39 +368,55 @@ async def spread_over_loops(settings: Settings, local: Extract,
     remotes = [RemoteLoop(number, loop_settings(settings, number).model_copy(
                    update={"quiet": True}), on_fatal, on_exit)
                for number in range(1, settings.loops)]
-    loops: list[Extract] = [local, *(remote.extract for remote in remotes)]
-    try:
-        for remote in remotes:
-            await remote.start()
+
+    def spread(local: Extract) -> Extract:
+        loops: list[Extract] = [local, *(remote.extract for remote in remotes)]
 
         async def extract(url: str) -> Record:
             number = router.choose(url)
             if number and router.spread and not remotes[number - 1].ready.is_set():
-                number = 0  # a child still importing: this loop takes the URL meanwhile
+                number = 0  # a child still starting: this loop takes the URL meanwhile
             router.busy[number] += 1
             try:
                 return await loops[number](url)
             finally:
                 router.busy[number] -= 1
 
-        yield extract
+        return extract
+
+    try:
+        for remote in remotes:
+            await remote.start()
+        yield spread
     finally:
         await asyncio.gather(*(remote.close() for remote in remotes))
 
 
 # --- the child side ------------------------------------------------------------------------
 
-def child_main() -> None:
-    """Entry point of a child loop: settings arrive first on stdin, then URL batches."""
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signal.SIG_IGN)
-    # The channel gets the real stdout; a stray print() from a handler goes to stderr.
-    channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    asyncio.run(_serve(channel))
+def child_main(requests: int, records: int) -> NoReturn:
+    """A child loop: settings arrive first on fd ``requests``, then URL batches; records go
+    out on fd ``records``. Never returns (a forked child must not unwind into its parent's
+    stack, nor run the parent's exit handlers)."""
+    status = 1
+    try:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.SIG_IGN)
+        with contextlib.suppress(ValueError):  # a forked child keeps the parent's wake-up fd
+            signal.set_wakeup_fd(-1)
+        # stdout may be the parent's output: a stray print() from a handler goes to stderr
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        asyncio.run(_serve(requests, records))
+        status = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(status)
 
 
-async def _serve(channel: Any) -> None:
+async def _serve(requests: int, records: int) -> None:
     from pipeline.engine import calm_collector
     from pipeline.extract import NativeExtractor, load_registry
     from pipeline.providers.batch import batch_extract
@@ -349,8 +425,10 @@ async def _serve(channel: Any) -> None:
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[Any] = asyncio.Queue()
     frames = _Frames(inbox.put_nowait)
-    await loop.connect_read_pipe(lambda: _StreamEnd(frames, inbox), sys.stdin)
-    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, channel)
+    await loop.connect_read_pipe(lambda: _StreamEnd(frames, inbox),
+                                 os.fdopen(requests, "rb", buffering=0))
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol,
+                                                 os.fdopen(records, "wb", buffering=0))
     settings: Settings | None = await inbox.get()
     if settings is None:
         return

@@ -125,7 +125,10 @@ async def run_two_loops(urls: Path, out: Path, *flags: str) -> Summary:
     return await cli.run_batch(args, cli.settings_from_args(args))
 
 
-async def test_two_loops_share_one_host_within_its_budget(tmp_path, remote_calls):
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "new interpreter"])
+async def test_two_loops_share_one_host_within_its_budget(tmp_path, remote_calls, monkeypatch,
+                                                          forked):
+    monkeypatch.setattr(loops, "FORK_CHILDREN", forked)
     app, gets, peak = counting_site(delay=0.05)
     async with serve(app) as base:
         lines = [f"{base}/p/{i}" for i in range(120)] + [f"{base}/p/3", "not a url", ""]
@@ -172,7 +175,7 @@ async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, mo
     async def killing(self, url):
         sent[self.number] += 1
         if sent[self.number] == 10:
-            os.kill(self._transport.get_pid(), signal.SIGKILL)
+            os.kill(self._child.pid, signal.SIGKILL)
         return await real(self, url)
 
     monkeypatch.setattr(RemoteLoop, "extract", killing)
@@ -193,8 +196,13 @@ async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, mo
     assert sum(r["ok"] for r in records) >= 80 - sent[1]
 
 
-async def test_a_child_loop_that_cannot_start_is_a_config_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(RemoteLoop, "command", "raise SystemExit(3)")
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "new interpreter"])
+async def test_a_child_loop_that_cannot_start_is_a_config_error(tmp_path, monkeypatch, forked):
+    monkeypatch.setattr(loops, "FORK_CHILDREN", forked)
+    if forked:
+        monkeypatch.setattr(loops, "child_main", lambda requests, records: os._exit(3))
+    else:
+        monkeypatch.setattr(loops._Child, "command", "raise SystemExit(3)")
     monkeypatch.setattr(LoopRouter, "choose", lambda self, url: 1)  # the host is the child's
     app, _, _ = counting_site(delay=0.0)
     async with serve(app) as base:
