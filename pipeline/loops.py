@@ -254,10 +254,13 @@ class RemoteLoop:
         _PARENT_ENDS.update((requests_end, records))
         try:
             self._child = _Child(requests, records_end)
-        except BaseException:
+        except BaseException as exc:
             for fd in (requests_end, records):
                 _PARENT_ENDS.discard(fd)
                 os.close(fd)
+            if isinstance(exc, OSError):  # no process to be had: say so, no traceback
+                raise PipelineError("config", f"cannot start extraction loop {self.number}: "
+                                    f"{exc.strerror or exc}") from exc
             raise
         finally:
             os.close(requests)

@@ -213,3 +213,16 @@ async def test_a_child_loop_that_cannot_start_is_a_config_error(tmp_path, monkey
             await run_two_loops(urls, out)
     assert caught.value.kind == "config"  # main() turns it into exit status 2
     assert read_records(out) == []  # nothing recorded as done: all left for a re-run
+
+
+async def test_no_process_to_be_had_is_a_config_error(tmp_path, monkeypatch):
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(loops, "FORK_CHILDREN", True)
+    monkeypatch.setattr(loops.os, "fork", no_fork)
+    urls = tmp_path / "urls.txt"
+    urls.write_text("http://127.0.0.1:9/p\n")
+    with pytest.raises(PipelineError, match="cannot start extraction loop 1: Resource") as caught:
+        await run_two_loops(urls, tmp_path / "out.jsonl")
+    assert caught.value.kind == "config"
