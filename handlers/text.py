@@ -22,6 +22,9 @@ _STRAY_BYTES = 8
 # event loop alone: batch mode handles it inline. (8 KB before: article:20000:0 took
 # 7.5-8.2 s against 6.8-6.9 s at 32 KB, the extra round trips being the difference.)
 INLINE_MAX_BYTES = 32 * 1024
+# Up to this size a UTF-8 body is linear work (≤ ~4 ms): light enough to handle inline while
+# the batch has no worker process running (see ``light`` in pipeline.workers).
+LIGHT_MAX_BYTES = 1024 * 1024
 
 
 def _decodes_as_text(head: bytes) -> bool:
@@ -33,6 +36,14 @@ def _decodes_as_text(head: bytes) -> bool:
         # A multi-byte sequence cut at the window's edge is still text; anything else may be
         # a legacy 8-bit encoding, which the decoder handles, so only C0 bytes disqualify.
         return exc.start >= len(head) - 3 or not _BINARY.search(head)
+    return True
+
+
+def _is_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
     return True
 
 
@@ -48,13 +59,12 @@ class TextHandler:
     def cheap(self, body: bytes, ctx) -> bool:
         """True when handling ``body`` costs less than sending it to a worker: small and
         UTF-8 (so no charset detection, which takes milliseconds)."""
-        if len(body) > INLINE_MAX_BYTES:
-            return False
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
+        return len(body) <= INLINE_MAX_BYTES and _is_utf8(body)
+
+    def light(self, body: bytes, ctx) -> bool:
+        """True when handling ``body`` is linear work of a few milliseconds at most: UTF-8
+        and at most :data:`LIGHT_MAX_BYTES`."""
+        return len(body) <= LIGHT_MAX_BYTES and _is_utf8(body)
 
     def handle(self, body, ctx) -> Document:
         window = body[:_BINARY_WINDOW]

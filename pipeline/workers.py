@@ -16,6 +16,11 @@ One deliberate exception to "CPU work never runs on the event loop": a handler m
 worker (pickling, two pipe writes and reads, waking another process) costs about as much as
 the work itself. Anything that may parse or detect a charset stays out.
 
+A second, bounded one: a handler may offer ``light(body, ctx) -> bool`` for bodies that are
+linear work of a few milliseconds (the text handler: UTF-8 up to 1 MiB). While the pool has
+not started, such bodies are handled inline too, until they have cost :data:`RENT_SECONDS`
+of CPU in all; then the pool starts and takes them.
+
 Workers rebuild the handler registry themselves (:func:`handlers.build_registry`) from the
 same ``module:attribute`` specs as the parent; a handler not in that registry is sent
 pickled.
@@ -30,6 +35,7 @@ import multiprocessing
 import pickle
 import signal
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +57,13 @@ PIPE_REPLY_BYTES = 16 * 1024
 # for the event loop between two documents (measured: workers idle 9-11% of an HTML run
 # with one job at a time, the loop being busy with fetches when a reply came in).
 PREFETCH = 2
+# Until the pool is started, bodies a handler calls ``light`` are handled inline, up to this
+# much CPU time in all; past it the pool starts. Renting before buying: a pool start costs
+# ~0.4 s of CPU (a forkserver importing the handlers, then the workers), which a short run
+# of text with a few larger bodies never pays back; a long one spends at most this much on
+# the event loop before the pool takes over. (Kept well under the start's cost, since the
+# loop, not another core, pays the rent.)
+RENT_SECONDS = 0.1
 
 
 def _slot_bytes(arena: Arena) -> int:
@@ -107,13 +120,14 @@ def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> D
     return document
 
 
-def _is_cheap(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> bool:
-    """The handler's own word that this body costs less than a trip to a worker."""
-    cheap = getattr(handler, "cheap", None)
-    if cheap is None:
+def _handler_says(handler: ContentHandler, estimate: str, body: bytes,
+                  ctx: HandlerContext) -> bool:
+    """The handler's own estimate (``cheap`` or ``light``) for this body; False without one."""
+    method = getattr(handler, estimate, None)
+    if method is None:
         return False
     try:
-        return bool(cheap(body, ctx))
+        return bool(method(body, ctx))
     except Exception:  # a faulty estimate only costs the fast path
         return False
 
@@ -480,7 +494,8 @@ class ProcessRunner:
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (),
                  start_method: str | None = None, arena_bytes: int = ARENA_BYTES,
-                 on_start_failure: Callable[[PipelineError], None] | None = None) -> None:
+                 on_start_failure: Callable[[PipelineError], None] | None = None,
+                 rent_seconds: float = RENT_SECONDS) -> None:
         self.size = size
         self.on_start_failure = on_start_failure
         self.arena_bytes = arena_bytes  # per worker; 0: everything through the pipe
@@ -495,6 +510,7 @@ class ProcessRunner:
         self._queue: deque[_Job] = deque()
         self._entered = False
         self._starting: asyncio.Task[None] | None = None
+        self._rent_left = rent_seconds  # inline work on light bodies left before a pool start
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
         try:
@@ -531,8 +547,15 @@ class ProcessRunner:
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
         if not self._entered:
             raise RuntimeError("ProcessRunner used outside 'async with'")
-        if _is_cheap(handler, body, ctx):
+        if _handler_says(handler, "cheap", body, ctx):
             return call_handler(handler, body, ctx)
+        if (self._starting is None and self._rent_left > 0
+                and _handler_says(handler, "light", body, ctx)):
+            began = time.perf_counter()
+            try:
+                return call_handler(handler, body, ctx)
+            finally:
+                self._rent_left -= time.perf_counter() - began
         starting = self._start()
         if not starting.done():
             await asyncio.shield(starting)

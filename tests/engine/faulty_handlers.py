@@ -45,7 +45,7 @@ slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the b
 
 SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
               for n in ("crash", "hang", "die", "segfault", "memory", "slow", "echo",
-                        "cheap_echo"))
+                        "cheap_echo", "slow_light"))
 
 
 class Upper:
@@ -89,8 +89,25 @@ class CheapEcho(Echo):
         return body != b"costly"
 
 
+class SlowLight(Echo):
+    """Light by its own word, yet each body takes ~30 ms: the rent runs out after a few."""
+
+    name = "slow_light"
+    media_types = ("application/x-test-slow-light",)
+
+    def light(self, body: bytes, ctx) -> bool:
+        return True
+
+    def handle(self, body: bytes, ctx) -> Document:
+        deadline = time.perf_counter() + 0.03
+        while time.perf_counter() < deadline:
+            pass
+        return super().handle(body, ctx)
+
+
 echo = Echo()
 cheap_echo = CheapEcho()
+slow_light = SlowLight()
 
 
 def __getattr__(name: str) -> object:

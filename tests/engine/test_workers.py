@@ -9,7 +9,7 @@ import os
 import pytest
 
 from handlers import HandlerContext, registry_for
-from handlers.text import INLINE_MAX_BYTES
+from handlers.text import INLINE_MAX_BYTES, LIGHT_MAX_BYTES
 from pipeline.errors import PipelineError
 from pipeline.workers import InlineRunner, ProcessRunner, _Worker, worker_context
 from tests.engine.faulty_handlers import SPECS
@@ -155,6 +155,36 @@ def test_the_text_handler_is_cheap_only_for_small_utf8_bodies(registry):
     assert text.cheap(b"plain words\n" * 100, CTX)
     assert not text.cheap(b"x" * (INLINE_MAX_BYTES + 1), CTX)
     assert not text.cheap("Caf\xe9".encode("latin-1"), CTX)  # would need charset detection
+    assert text.light(b"x" * (INLINE_MAX_BYTES + 1), CTX)
+    assert not text.light(b"x" * (LIGHT_MAX_BYTES + 1), CTX)
+    assert not text.light("Caf\xe9".encode("latin-1") * 100, CTX)
+
+
+async def test_light_bodies_run_inline_until_their_cost_would_pay_for_a_pool(registry,
+                                                                            monkeypatch):
+    """Rent before buying: a few larger text bodies do not start the pool; once inline work
+    has cost ``rent_seconds``, the pool starts and takes the rest."""
+    starts: list[int] = []
+    real_start = _Worker.start
+
+    async def counted_start(self):
+        starts.append(1)
+        await real_start(self)
+
+    monkeypatch.setattr(_Worker, "start", counted_start)
+    slow = registry.get("slow_light")  # light bodies; handle() takes ~30 ms
+    async with ProcessRunner(1, timeout=5.0, specs=SPECS, rent_seconds=0.1) as runner:
+        inline = 0
+        while not starts:
+            document = await runner.run(slow, b"light", CTX)
+            inline += document.metadata["pid"] == os.getpid()
+            assert inline <= 4  # each takes 30 ms at least: 0.1 s of rent is spent by then
+        assert inline >= 1 and starts == [1]
+        assert document.metadata["pid"] != os.getpid()  # the body past the rent went out
+        again = await runner.run(slow, b"light", CTX)
+        assert again.metadata["pid"] != os.getpid() and starts == [1]
+        heavy = await runner.run(registry.get("echo"), b"not light", CTX)
+        assert heavy.metadata["pid"] != os.getpid()
 
 
 @pytest.mark.parametrize("arena_bytes", [0, 4 * 1024, 256 * 1024])
