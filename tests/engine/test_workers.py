@@ -116,16 +116,22 @@ async def test_only_bodies_the_handler_calls_cheap_are_handled_inline(registry):
             plain.metadata["pid"]}.isdisjoint({os.getpid()})
 
 
-async def test_workers_start_with_the_first_job_that_needs_one(registry, monkeypatch):
-    """A run of cheap bodies (say, small plain-text pages) never pays for a pool start."""
-    starts: list[int] = []
+@pytest.fixture
+def starts(monkeypatch) -> list[int]:
+    """One entry per worker process started."""
+    started: list[int] = []
     real_start = _Worker.start
 
     async def counted_start(self):
-        starts.append(1)
+        started.append(1)
         await real_start(self)
 
     monkeypatch.setattr(_Worker, "start", counted_start)
+    return started
+
+
+async def test_workers_start_with_the_first_job_that_needs_one(registry, starts):
+    """A run of cheap bodies (say, small plain-text pages) never pays for a pool start."""
     cheap_echo = registry.get("cheap_echo")
     async with ProcessRunner(2, timeout=5.0, specs=SPECS) as runner:
         for _ in range(3):
@@ -160,18 +166,9 @@ def test_the_text_handler_is_cheap_only_for_small_utf8_bodies(registry):
     assert not text.light("Caf\xe9".encode("latin-1") * 100, CTX)
 
 
-async def test_light_bodies_run_inline_until_their_cost_would_pay_for_a_pool(registry,
-                                                                            monkeypatch):
+async def test_light_bodies_run_inline_until_their_cost_would_pay_for_a_pool(registry, starts):
     """Rent before buying: a few larger text bodies do not start the pool; once inline work
     has cost ``rent_seconds``, the pool starts and takes the rest."""
-    starts: list[int] = []
-    real_start = _Worker.start
-
-    async def counted_start(self):
-        starts.append(1)
-        await real_start(self)
-
-    monkeypatch.setattr(_Worker, "start", counted_start)
     slow = registry.get("slow_light")  # light bodies; handle() takes ~30 ms
     async with ProcessRunner(1, timeout=5.0, specs=SPECS, rent_seconds=0.1) as runner:
         inline = 0
