@@ -77,15 +77,17 @@ def _shares(loops: int) -> list[float]:
 
 
 def loop_settings(settings: Settings, number: int = 0) -> Settings:
-    """What loop ``number`` of ``settings.loops`` may use: its share of the worker processes,
-    and of each host's connections and rate when hosts are spread."""
+    """What loop ``number`` of ``settings.loops`` may use. When hosts are spread, its share
+    of each host's connections and rate, and of the worker processes (the router keeps the
+    loops' work in proportion). Otherwise the whole of each: a loop's hosts may be all of the
+    run's work (one site), and its workers only start when a page needs them."""
     loops = settings.loops
-    workers = settings.workers // loops + (number < settings.workers % loops)
-    update: dict[str, Any] = {"loops": 1, "workers": max(1, workers)}
+    update: dict[str, Any] = {"loops": 1}
     if loops > 1 and spreads_hosts(settings):
         share = _shares(loops)[number]
+        workers = settings.workers // loops + (number < settings.workers % loops)
         update.update(per_host=max(1, int(settings.per_host * share)),
-                      rate=settings.rate * share)
+                      rate=settings.rate * share, workers=max(1, workers))
     return settings.model_copy(update=update)
 
 

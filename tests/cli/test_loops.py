@@ -55,14 +55,15 @@ def test_the_loops_never_exceed_a_hosts_budget_together(per_host, count, rate, r
                         workers=workers)
     shares = [loop_settings(settings, number) for number in range(count)]
     assert all(share.loops == 1 and share.workers >= 1 for share in shares)
-    assert sum(share.workers for share in shares) == max(workers, count)  # one at least each
     if count > 1 and loops.spreads_hosts(settings):
         assert not robots and per_host >= count * loops.SPLIT_MIN_PER_HOST
         assert sum(share.per_host for share in shares) <= per_host
         assert all(share.per_host >= 1 for share in shares)
         assert sum(share.rate for share in shares) <= rate * (1 + 1e-9)
-    else:  # each host belongs to one loop, which has the whole budget
-        assert all(share.per_host == per_host and share.rate == rate for share in shares)
+        assert sum(share.workers for share in shares) == max(workers, count)  # ≥ 1 each
+    else:  # each host belongs to one loop, which has the whole budget (and pool size)
+        assert all(share.per_host == per_host and share.rate == rate
+                   and share.workers == workers for share in shares)
 
 
 @given(messages=st.lists(st.lists(st.tuples(st.integers(0, 10**6), st.text(max_size=30)),
