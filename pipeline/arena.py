@@ -79,9 +79,6 @@ class Arena:
         finally:
             os.close(handle.fd)
 
-    def fits(self, size: int) -> bool:
-        return size <= self.size
-
     def put(self, data: bytes, offset: int = 0) -> int:
         """Copy ``data`` in at ``offset``; return its length."""
         self._buffer[offset: offset + len(data)] = data

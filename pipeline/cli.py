@@ -252,7 +252,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
     start_failures: list[PipelineError] = []
 
     def stop_on_start_failure(error: PipelineError) -> None:
-        start_failures.append(error)  # workers that cannot start: a config error, exit 2
+        start_failures.append(error)  # workers or a loop that cannot start: config, exit 2
         stop.set()
 
     runner = ProcessRunner(local.workers, local.handler_timeout, tuple(local.handlers),

@@ -68,7 +68,7 @@ OnFatal = Callable[[PipelineError], None]
 
 def spreads_hosts(settings: Settings) -> bool:
     """True when every loop serves every host (a share of its budget each)."""
-    return settings.robots is False and settings.per_host >= settings.loops * SPLIT_MIN_PER_HOST
+    return not settings.robots and settings.per_host >= settings.loops * SPLIT_MIN_PER_HOST
 
 
 def _shares(loops: int) -> list[float]:
