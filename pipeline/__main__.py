@@ -2,7 +2,7 @@ import sys
 
 from pipeline.cli import main
 
-# Guarded: handler worker processes (forkserver or spawn) run the main module under another
-# name.
+# Guarded, as a main module should be: a process started by multiprocessing may import it
+# again under another name (for ``python -m pipeline`` it does not; see worker_context).
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.machinery
 import multiprocessing
 import os
+import sys
+import types
 
 import pytest
 
@@ -283,6 +286,41 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
         preloaded[0])
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
     assert worker_context(SPECS).get_start_method() == "spawn"
+
+
+def _preloaded_with_main(monkeypatch, main: types.ModuleType) -> set[str]:
+    preloaded: list[list[str]] = []
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(type(multiprocessing.get_context("forkserver")), "set_forkserver_preload",
+                        lambda self, modules: preloaded.append(modules))
+    worker_context(SPECS)
+    return set(preloaded[0])
+
+
+def _main_module(spec_name: str | None, file: str | None = None) -> types.ModuleType:
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.machinery.ModuleSpec(spec_name, None) if spec_name else None
+    if file is not None:
+        main.__file__ = file
+    return main
+
+
+def test_the_forkserver_preloads_a_main_module_only_when_workers_re_run_it(monkeypatch):
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this platform")
+    # python -m pipeline: multiprocessing never re-runs a package's __main__ in a worker, so
+    # preloading it would only import the whole CLI into the forkserver.
+    assert not {"pipeline.__main__", "pipeline.cli"} & _preloaded_with_main(
+        monkeypatch, _main_module("pipeline.__main__"))
+    # python -m some_tool: re-run as __mp_main__ in each worker, so preloaded.
+    assert "some_tool" in _preloaded_with_main(monkeypatch, _main_module("some_tool"))
+    # The console script (a file, no spec) re-runs in each worker and imports the CLI.
+    monkeypatch.setitem(sys.modules, "pipeline.cli", types.ModuleType("pipeline.cli"))
+    assert "pipeline.cli" in _preloaded_with_main(
+        monkeypatch, _main_module(None, "/venv/bin/extract-pipeline"))
+    monkeypatch.delitem(sys.modules, "pipeline.cli")
+    assert "pipeline.cli" not in _preloaded_with_main(
+        monkeypatch, _main_module(None, "/venv/bin/some-script"))
 
 
 @pytest.mark.parametrize(("failing", "body"), [("hang", b"60"), ("die", b"")])
