@@ -188,6 +188,9 @@ class _Child:
                 for fd in _PARENT_ENDS:  # else no child would see its requests end
                     with contextlib.suppress(OSError):
                         os.close(fd)
+                from pipeline.workers import forget_forkserver
+
+                forget_forkserver()
                 child_main(requests, records)
             self._popen: subprocess.Popen[bytes] | None = None
         else:

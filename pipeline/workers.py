@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import gc
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -59,8 +60,9 @@ PIPE_REPLY_BYTES = 16 * 1024
 PREFETCH = 2
 # Until the pool is started, bodies a handler calls ``light`` are handled inline, up to this
 # much CPU time in all; past it the pool starts. Renting before buying: a pool start costs
-# ~0.4 s of CPU (a forkserver importing the handlers, then the workers), which a short run
-# of text with a few larger bodies never pays back; a long one spends at most this much on
+# up to ~0.4 s of CPU (a forkserver importing the handlers, unless ``warm_up`` started it,
+# then the workers, and a round trip for every body), which a short run of text with a few
+# larger bodies never pays back; a long one spends at most this much on
 # the event loop before the pool takes over. (Kept well under the start's cost, since the
 # loop, not another core, pays the rent.)
 RENT_SECONDS = 0.1
@@ -470,6 +472,37 @@ def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseC
     # module missing from it is still imported by the worker that needs it).
     context.set_forkserver_preload(sorted(modules))
     return context
+
+
+def warm_up(specs: tuple[str, ...] = ()) -> None:
+    """Start the forkserver now (where workers start from one) without waiting for it, so its
+    imports (~0.2 s) run beside the caller's own start-up rather than after the first page
+    that needs a worker; a pool entered later finds it running. Any failure is left for the
+    pool to report. A child forked afterwards (``--loops``) must call
+    :func:`forget_forkserver`."""
+    if (os.cpu_count() or 1) < 2:  # on one core its imports would only delay ours
+        return
+    if worker_context(specs).get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver  # only where there is one
+
+    with contextlib.suppress(OSError):
+        forkserver.ensure_running()
+
+
+def forget_forkserver() -> None:
+    """In a child made by ``os.fork()`` (``--loops``): drop the parent's forkserver, if one
+    runs. It is not this process's child, so multiprocessing's liveness check of it fails
+    (``waitpid``: no such child) and no worker could start; the child's first pool starts
+    its own."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # the module's one instance, and no public reset
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    server.__init__()  # type: ignore[misc]  # back to "never started"
+    if alive is not None:  # the parent's server ends when the parent does, not with us
+        with contextlib.suppress(OSError):
+            os.close(alive)
 
 
 def _exit_at_once() -> None:

@@ -158,13 +158,13 @@ def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, 
 
 def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkeypatch):
     seen: list[tuple[int, int]] = []
-    real_run = cli.BatchEngine.run
+    real_run = engine.BatchEngine.run
 
     async def spying_run(self, *args, **kwargs):
         seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
         return await real_run(self, *args, **kwargs)
 
-    monkeypatch.setattr(cli.BatchEngine, "run", spying_run)
+    monkeypatch.setattr(engine.BatchEngine, "run", spying_run)
     before = (gc.get_threshold(), gc.get_freeze_count())
     assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
     assert seen and seen[0][0] == engine.RUN_GC_THRESHOLD and seen[0][1] > 0

@@ -13,11 +13,12 @@ from aiohttp import web
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline import cli, loops
+from pipeline import batch, cli, loops
 from pipeline.engine import Summary
 from pipeline.errors import PipelineError
 from pipeline.loops import LoopRouter, RemoteLoop, _frame, _Frames, loop_settings
 from pipeline.settings import Settings
+from pipeline.workers import warm_up
 from tests.cli.conftest import read_records
 from tests.engine.conftest import serve
 
@@ -123,7 +124,7 @@ async def run_two_loops(urls: Path, out: Path, *flags: str) -> Summary:
     args = cli.build_parser().parse_args([
         str(urls), "-o", str(out), "--loops", "2", "--workers", "1",
         "--allow-net", "127.0.0.1/32", "--no-head", *flags])
-    return await cli.run_batch(args, cli.settings_from_args(args))
+    return await batch.run_batch(args, cli.settings_from_args(args))
 
 
 @pytest.mark.parametrize("forked", [True, False], ids=["forked", "new interpreter"])
@@ -167,6 +168,35 @@ async def test_each_host_keeps_to_one_loop_with_a_small_budget(tmp_path, remote_
     router = LoopRouter(2, spread=False)
     expected = sum(15 for base in (a, b, c, d) if router.choose(f"{base}/p/0") == 1)
     assert remote_calls[1] == expected  # exactly the child's hosts went to the child
+
+
+ARTICLE = ("<!doctype html><html><head><title>A page</title></head><body><article>"
+           + "<p>The quick brown fox jumps over the lazy dog near the river bank.</p>" * 8
+           + "</article></body></html>")
+
+
+async def test_a_forked_loop_starts_its_own_workers_beside_the_parents_forkserver(
+        tmp_path, remote_calls):
+    # The command line starts the parent's forkserver before it forks the loops: a child
+    # cannot use that server (it is not the child's child), so it must start its own.
+    warm_up(())
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=ARTICLE, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    async with serve(app) as base:
+        urls = tmp_path / "urls.txt"
+        urls.write_text("".join(f"{base}/p/{i}\n" for i in range(40)))
+        out = tmp_path / "out.jsonl"
+        summary = await run_two_loops(urls, out, "--concurrency", "16", "--per-host", "16",
+                                      "--rate", "inf")
+    assert not summary.interrupted
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == list(range(40))
+    assert all(r["ok"] and "quick brown fox" in r["content"] for r in records)
+    assert remote_calls[1] > 0  # the child loop handled pages, in its own workers
 
 
 async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, monkeypatch):
