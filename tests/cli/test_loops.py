@@ -127,6 +127,21 @@ async def run_two_loops(urls: Path, out: Path, *flags: str) -> Summary:
     return await batch.run_batch(args, cli.settings_from_args(args))
 
 
+async def two_loops_over_pages(app: web.Application, count: int, tmp_path: Path,
+                               *flags: str) -> list[dict]:
+    """Serve ``app``, run the batch command with two loops over ``count`` of its pages (no
+    rate limit), check the run completed with one record per line; return the records."""
+    async with serve(app) as base:
+        urls = tmp_path / "urls.txt"
+        urls.write_text("".join(f"{base}/p/{i}\n" for i in range(count)))
+        out = tmp_path / "out.jsonl"
+        summary = await run_two_loops(urls, out, *flags, "--rate", "inf")
+    assert not summary.interrupted
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == list(range(count))
+    return records
+
+
 @pytest.mark.parametrize("forked", [True, False], ids=["forked", "new interpreter"])
 async def test_two_loops_share_one_host_within_its_budget(tmp_path, remote_calls, monkeypatch,
                                                           forked):
@@ -186,15 +201,8 @@ async def test_a_forked_loop_starts_its_own_workers_beside_the_parents_forkserve
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
-    async with serve(app) as base:
-        urls = tmp_path / "urls.txt"
-        urls.write_text("".join(f"{base}/p/{i}\n" for i in range(40)))
-        out = tmp_path / "out.jsonl"
-        summary = await run_two_loops(urls, out, "--concurrency", "16", "--per-host", "16",
-                                      "--rate", "inf")
-    assert not summary.interrupted
-    records = read_records(out)
-    assert sorted(r["index"] for r in records) == list(range(40))
+    records = await two_loops_over_pages(app, 40, tmp_path, "--concurrency", "16",
+                                         "--per-host", "16")
     assert all(r["ok"] and "quick brown fox" in r["content"] for r in records)
     assert remote_calls[1] > 0  # the child loop handled pages, in its own workers
 
@@ -211,15 +219,8 @@ async def test_a_child_loop_that_dies_costs_only_its_urls_in_flight(tmp_path, mo
 
     monkeypatch.setattr(RemoteLoop, "extract", killing)
     app, _, _ = counting_site(delay=0.2)
-    async with serve(app) as base:
-        urls = tmp_path / "urls.txt"
-        urls.write_text("".join(f"{base}/p/{i}\n" for i in range(80)))
-        out = tmp_path / "out.jsonl"
-        summary = await run_two_loops(urls, out, "--concurrency", "32", "--per-host", "32",
-                                      "--rate", "inf")
-    assert not summary.interrupted
-    records = read_records(out)
-    assert sorted(r["index"] for r in records) == list(range(80))
+    records = await two_loops_over_pages(app, 80, tmp_path, "--concurrency", "32",
+                                         "--per-host", "32")
     failed = [r for r in records if not r["ok"]]
     assert failed and all(r["error"]["kind"] == "extract"
                           and "loop 1 stopped" in r["error"]["message"] for r in failed)
