@@ -486,7 +486,7 @@ def warm_up(specs: tuple[str, ...] = ()) -> None:
         return
     from multiprocessing import forkserver  # only where there is one
 
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(Exception):  # the pool reports its own start failure, if any
         forkserver.ensure_running()
 
 
