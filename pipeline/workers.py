@@ -62,8 +62,8 @@ PREFETCH = 2
 # much CPU time in all; past it the pool starts. Renting before buying: a pool start costs
 # up to ~0.4 s of CPU (a forkserver importing the handlers, unless ``warm_up`` started it,
 # then the workers, and a round trip for every body), which a short run of text with a few
-# larger bodies never pays back; a long one spends at most this much on
-# the event loop before the pool takes over. (Kept well under the start's cost, since the
+# larger bodies never pays back; a long one spends at most this much on the event loop
+# before the pool takes over. (Kept well under the start's cost, since the
 # loop, not another core, pays the rent.)
 RENT_SECONDS = 0.1
 
@@ -511,9 +511,10 @@ def _exit_at_once() -> None:
 
 def _ready_to_fork(context: multiprocessing.context.BaseContext) -> None:
     """Start the forkserver and wait until it forks: it answers only once it has imported
-    the preloaded handlers (~0.3 s). Called in a thread, so the event loop fetches
-    meanwhile instead of blocking in the first worker's ``Process.start()``. The trial
-    process is left to exit and is joined: nothing is abandoned half-way."""
+    the preloaded handlers (~0.2 s, less if :func:`warm_up` started it earlier). Called in a
+    thread, so the event loop fetches meanwhile instead of blocking in the first worker's
+    ``Process.start()``. The trial process is left to exit and is joined: nothing is
+    abandoned half-way."""
     trial = context.Process(target=_exit_at_once, name="pipeline-forkserver-check", daemon=True)
     trial.start()
     trial.join()
@@ -523,10 +524,9 @@ class ProcessRunner:
     """A pool of ``size`` worker processes with a per-document time limit.
 
     The pool starts with the first job that needs one (or :meth:`started`): the forkserver
-    from a thread (its imports, ~0.3 s, run beside the fetches instead of blocking the event
-    loop), then the workers. A run whose bodies are all cheap (see the module docstring)
-    starts no process at all, and on two cores the ~0.4 s of CPU that would have taken from
-    a short run shows (article:2000:0, 5 rounds alternated: 1.10 -> 1.06 s median). If the
+    from a thread, unless :func:`warm_up` has started it already (its imports, ~0.2 s, run
+    beside the fetches instead of blocking the event loop), then the workers. A run whose
+    bodies are all cheap (see the module docstring) starts no worker at all. If the
     workers cannot start, :meth:`started` and every :meth:`run` that needs them raise
     ``PipelineError('config')``, and ``on_start_failure`` is called with that error. Jobs
     wait in one queue and go to the worker with the most room, each worker holding up to
