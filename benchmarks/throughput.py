@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import functools
+import itertools
 import json
 import os
 import platform
@@ -51,7 +52,7 @@ README = BENCH / "README.md"
 START, END = "<!-- throughput:start -->", "<!-- throughput:end -->"
 
 KINDS = ("html", "text", "article")
-PIPELINE_TOOLS = ("pipeline", "loops2")
+PIPELINE_TOOLS = {"pipeline": "pipeline", "loops2": "--loops 2"}  # tool: label in targets
 # The plain-text kinds, each against the fetch-only loop; {kb} is its average body size.
 PLAIN_LABELS: dict[PageKind, str] = {
     "text": "text (HTML-sized bodies, avg {kb} KB)",
@@ -343,7 +344,7 @@ def plain_text_targets(by_id: dict[str, Row], sizes: list[int]) -> list[str]:
         for n in sizes:
             for latency in (0, 50):
                 fetch = by_id.get(f"fetch:{kind}:{n}:{latency}")
-                for tool, name in (("pipeline", "pipeline"), ("loops2", "--loops 2")):
+                for tool, name in PIPELINE_TOOLS.items():
                     ours = by_id.get(f"{tool}:{kind}:{n}:{latency}")
                     if ours and fetch:
                         ratio = ours.rate / fetch.rate
@@ -356,7 +357,7 @@ def plain_text_targets(by_id: dict[str, Row], sizes: list[int]) -> list[str]:
 def memory_targets(rows: list[Row]) -> list[str]:
     """Peak memory of the pipeline at the largest N against the smallest, per kind and latency."""
     out: list[str] = []
-    for tool, kind in [(tool, kind) for tool in PIPELINE_TOOLS for kind in KINDS]:
+    for tool, kind in itertools.product(PIPELINE_TOOLS, KINDS):
         for latency in (0, 50):
             series = sorted((r for r in rows if r.case.tool == tool and r.case.kind == kind
                              and round(r.case.latency * 1000) == latency), key=lambda r: r.case.n)
