@@ -41,3 +41,10 @@ class PipelineError(Exception):
 
 def _rebuild(kind: ErrorKind, message: str, retryable: bool) -> PipelineError:
     return PipelineError(kind, message, retryable=retryable)
+
+
+PROG = "extract-pipeline"  # what the command's messages on stderr start with
+
+
+class UsageError(Exception):
+    """A bad command line or output location: one line on stderr, exit status 2."""

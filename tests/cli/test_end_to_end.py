@@ -11,7 +11,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 
 from tests.cli.conftest import read_records
@@ -102,14 +101,13 @@ async def test_ordered_output_against_a_jittery_server(tmp_path):
     assert all(r["content"] == f"Page {i}. Some words here." for i, r in enumerate(records))
 
 
-@pytest.mark.parametrize("loops", ["1", "2"])
-async def test_sigint_then_resume_against_a_slow_server(tmp_path, loops):
+async def test_sigint_then_resume_against_a_slow_server(tmp_path):
     app, gets = site(delay=0.3)
     async with serve(app) as base:
         urls = tmp_path / "urls.txt"
         urls.write_text("".join(f"{base}/text/{i}\n" for i in range(40)))
         out = tmp_path / "out.jsonl"
-        flags = ["--workers", "1", "--no-head", "--loops", loops, *LOOPBACK]
+        flags = ["--workers", "1", "--no-head", *LOOPBACK]
         proc = await start_cli(str(urls), "-o", str(out), "--concurrency", "2", *flags)
         for _ in range(600):
             if out.exists() and out.read_bytes().count(b"\n") >= 4:
