@@ -162,8 +162,11 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
+    already = output.done_records()
     with spooled(args, output) as spools:
-        return _drive(output, local, spools, started)
+        summary = _drive(output, local, spools, started)
+    summary.skipped += already
+    return summary
 
 
 def _drive(output: OutputDir, settings: Settings, spools: dict[int, Spool],

@@ -5,14 +5,16 @@ shards than CPUs, so one slow shard does not leave the cluster idle at the end) 
 one task per shard, each with its shard's items, at most ``IN_FLIGHT_PER_CPU`` per CPU at a
 time. A task runs :func:`pipeline.shard_run.run_shard` into the shared output directory; a
 task whose worker is lost is retried (``MAX_RETRIES``) and continues its own part file, so no
-line is written twice. Progress comes from finished shards. Imported only for this engine:
-``ray`` is an optional extra.
+line is written twice. Progress comes from finished shards. A stop (Ctrl-C, SIGTERM) ends
+the running tasks at once: their parts keep what they wrote, for ``--resume``. Imported only
+for this engine: ``ray`` is an optional extra.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -29,7 +31,8 @@ from pipeline.extract import load_registry
 from pipeline.inputs import InputItem, load_items
 from pipeline.progress import ProgressBar, combine
 from pipeline.settings import Settings
-from pipeline.shard_run import ShardJob, prepare, run_shard, spooled
+from pipeline.shard_run import ShardJob, prepare, run_shard, say, spooled
+from pipeline.shards import count_lines
 
 try:
     import ray
@@ -39,7 +42,6 @@ except ImportError as exc:  # the command line turns this into a one-line usage 
 SHARDS_PER_CPU = 4  # default shard count: this many per CPU of the cluster
 IN_FLIGHT_PER_CPU = 2  # tasks submitted at once, per CPU (the rest wait in the driver)
 MAX_RETRIES = 3  # a shard whose worker is lost runs again (and continues its part)
-GRACE_SECONDS = 10.0  # after a stop, how long tasks may write what finished
 
 
 def _shard_task(job: ShardJob, items: list[InputItem]) -> Summary:
@@ -67,8 +69,9 @@ def _ray_session(address: str | None) -> Iterator[None]:
 
 
 @contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM stops the driver as Ctrl-C does (where signals can be handled)."""
+def _stop_signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop the driver as Ctrl-C does (where signals can be handled; a
+    shell may start a background job with SIGINT ignored)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -76,11 +79,13 @@ def _sigterm_interrupts() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, interrupt) for number in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
@@ -90,6 +95,7 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         shards = args.shards or (None if args.resume else SHARDS_PER_CPU * cpus)
         output = prepare(args, settings, shards)
+        already = output.done_records()
         started = time.monotonic()
         # Each task has one CPU: one handler worker beside its event loop.
         local = settings.model_copy(update={"processes": 1, "workers": 1})
@@ -104,7 +110,11 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
                 progress.close()
     if tasks.config_errors:
         raise PipelineError("config", tasks.config_errors[0])
-    return combine(tasks.summaries.values(), started)
+    summary = combine(tasks.summaries.values(), started)
+    summary.skipped += already
+    if tasks.kept:
+        say(settings, f"the stopped shards keep {tasks.kept} records in their .partial parts")
+    return summary
 
 
 class _Tasks:
@@ -117,6 +127,7 @@ class _Tasks:
         self.progress = progress
         self.summaries: dict[int, Summary] = {}
         self.config_errors: list[str] = []
+        self.kept = 0  # records in the parts of the shards stopped half-way
         self._total = Summary()
 
     def run(self, in_flight: int) -> None:
@@ -125,7 +136,7 @@ class _Tasks:
                                                retry_exceptions=False)
         waiting = sorted(self.jobs)
         running: dict[Any, int] = {}
-        with _sigterm_interrupts():
+        with _stop_signals_interrupt():
             try:
                 while waiting or running:
                     while waiting and len(running) < in_flight:
@@ -157,16 +168,13 @@ class _Tasks:
         self.progress.advance(summary.records + summary.skipped, self._total)
 
     def _stop(self, running: dict[Any, int]) -> None:
-        """Ask the running tasks to stop (they write what finished), then end late ones."""
+        """End the running tasks at once (a task's part keeps what it wrote, for
+        ``--resume``) and say how much they keep."""
         for ref in running:
-            ray.cancel(ref)
-        _, late = ray.wait(list(running), num_returns=len(running), timeout=GRACE_SECONDS)
-        for ref in late:
             ray.cancel(ref, force=True)
-        for ref, shard in running.items():
-            try:
-                summary = ray.get(ref, timeout=GRACE_SECONDS)
-            except Exception:  # cancelled: its part keeps what it wrote, for --resume
-                summary = Summary()
-            summary.interrupted = True
-            self.summaries[shard] = summary
+        kept = 0
+        for shard in running.values():
+            self.summaries[shard] = Summary(interrupted=True)
+            with contextlib.suppress(OSError):
+                kept += count_lines(self.jobs[shard].output.partial(shard))
+        self.kept = kept

@@ -77,6 +77,12 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def count_lines(path: Path) -> int:
+    """Lines in a file, read in chunks."""
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
 def fingerprint(path: str) -> dict[str, Any] | None:
     """Size and SHA-256 of a regular input file; None for stdin and pipes (not checked)."""
     if path == "-" or not Path(path).is_file():
@@ -131,6 +137,11 @@ class OutputDir:
 
     def read_marker(self, shard: int) -> dict[str, Any]:
         return json.loads(self.marker(shard).read_bytes())
+
+    def done_records(self) -> int:
+        """Records of the shards already done."""
+        return sum(self.read_marker(shard)["records"] for shard in range(self.shards)
+                   if self.is_done(shard))
 
     def clear(self, shard: int) -> None:
         """Forget shard ``shard``'s earlier output (a run without ``--resume``)."""
