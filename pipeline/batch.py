@@ -91,7 +91,8 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
         undo = _install_stop(stop, signals)
         try:
             with calm_collector():
-                summary = await engine.run(feed(items), stop)
+                async with contextlib.aclosing(feed(items)) as batches:
+                    summary = await engine.run(batches, stop)
         finally:
             undo()
     if start_failures:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import concurrent.futures
 import json
 import os
 import stat
@@ -23,6 +24,7 @@ from pipeline.errors import UsageError
 MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
 READ_BATCH = 256  # items per hand-over from the reader thread
+HAND_OVER_WAIT = 0.1  # seconds between checks, while the queue is full, that it is still read
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +102,27 @@ def count_items(path: str) -> int | None:
 
 async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
     """Iterate ``items`` in a daemon thread (a blocked read never holds up the loop nor the
-    interpreter's exit), yielding batches, a few batches ahead at most."""
+    interpreter's exit), yielding batches, a few batches ahead at most. Closing the iterator
+    (or ending the loop) stops the thread."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[list[InputItem] | BaseException | None] = asyncio.Queue(maxsize=4)
+    closed = threading.Event()
 
     def hand_over(item: list[InputItem] | BaseException | None) -> bool:
         try:
-            asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
-        except (RuntimeError, asyncio.CancelledError):  # the loop is gone: stop reading
+            waiting = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
+        except RuntimeError:  # the loop is closed: stop reading
             return False
-        return True
+        while True:
+            try:
+                waiting.result(timeout=HAND_OVER_WAIT)
+                return True
+            except concurrent.futures.TimeoutError:
+                if closed.is_set():  # nobody will take it: the loop may not even run
+                    waiting.cancel()
+                    return False
+            except concurrent.futures.CancelledError:  # the loop is ending
+                return False
 
     def reader() -> None:
         batch: list[InputItem] = []
@@ -128,7 +141,10 @@ async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
         hand_over(None)
 
     threading.Thread(target=reader, name="pipeline-input", daemon=True).start()
-    while (item := await queue.get()) is not None:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
+    try:
+        while (item := await queue.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        closed.set()

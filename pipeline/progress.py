@@ -27,10 +27,10 @@ class ProgressBar:
 
     def advance(self, records: int, summary: Summary) -> None:
         if self._bar is not None:
-            self._bar.update(records)
             self._bar.set_postfix_str(
                 f"ok={summary.ok} errors={sum(summary.errors.values())}", refresh=False
             )
+            self._bar.update(records)
 
     def shrink(self, records: int) -> None:
         """``records`` of the total turned out to be done already (a resumed shard)."""

@@ -202,3 +202,34 @@ async def test_an_extract_bug_still_gives_every_line_a_record():
     assert all(r.error.kind == "extract" and "engine-level bug" in r.error.message
                for r in written)
     assert summary.errors == {"extract": 3}
+
+
+def test_an_input_reader_stopped_mid_input_ends_quietly(monkeypatch):
+    """The run ends while the reader thread waits to hand over a batch: the thread stops,
+    without an exception (it used to be left blocked, or to print a traceback of
+    concurrent.futures' CancelledError, which is not asyncio's)."""
+    import threading
+
+    from pipeline.inputs import READ_BATCH, InputItem
+
+    errors: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    blocked = threading.Event()
+
+    def items():
+        for index in range(100 * READ_BATCH):
+            if index == 6 * READ_BATCH - 1:  # batches 2-5 fill the queue; 6 will wait
+                blocked.set()
+            yield InputItem(index, f"http://example.test/{index}")
+
+    async def take_one():
+        async for batch in feed(items()):
+            await asyncio.to_thread(blocked.wait, 10)
+            return batch
+
+    assert len(asyncio.run(take_one())) == READ_BATCH
+    readers = [thread for thread in threading.enumerate() if thread.name == "pipeline-input"]
+    for thread in readers:
+        thread.join(10)
+    assert errors == []
+    assert not any(thread.is_alive() for thread in readers)  # not left blocked forever

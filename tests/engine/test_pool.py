@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -181,3 +183,9 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
         preloaded[0])
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
     assert worker_context(SPECS).get_start_method() == "spawn"
+
+
+def test_the_library_side_never_loads_the_batch_pool():
+    code = ("import sys, pipeline.extract, pipeline.web, pipeline.tools; "
+            "assert not {'pipeline.pool', 'pebble', 'pipeline.batch'} & set(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
