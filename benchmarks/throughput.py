@@ -2,7 +2,7 @@
 
 For each page kind (html; text: plain text as large as the HTML pages; article: each page's
 ground-truth article text), latency (0, 50 ms) and size N (2,000, 20,000) the corpus server
-(``corpus_server.py``, its own process) serves N distinct URLs over ``HOSTS`` hosts (ports;
+(``corpus_server.py``, its own process) serves N distinct URLs over ``--hosts`` hosts (ports;
 the URLs take turns) and each client runs as a subprocess whose whole process tree is
 measured (``measure.py``), ``--repeat`` times (the run with the median URLs/s is reported):
 
@@ -66,7 +66,7 @@ KINDS = ("html", "text", "article")
 PIPELINE_TOOLS = {"pipeline": [], "processes2": ["--processes", "2"],
                   "ray": ["--engine", "ray"], "raykill": ["--engine", "ray"]}
 SHARDED = ("processes2", "ray", "raykill")
-HOSTS = 64  # hosts the corpus server plays; shards split by host
+HOSTS = 64  # hosts the corpus server plays by default (--hosts); shards split by host
 KILL_AFTER = 300  # raykill: records in a shard's part before its worker is killed
 # The plain-text kinds, each against the fetch-only loop; {kb} is its average body size.
 PLAIN_LABELS: dict[PageKind, str] = {
@@ -490,7 +490,8 @@ def repeat_note(repeat: int) -> str:
             f"lower middle for an even count), with the range of the {repeat} runs in brackets.")
 
 
-def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat: int) -> str:
+def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat: int,
+           hosts: int) -> str:
     return "\n".join([
         "## Throughput", "",
         f"Command: `{command}`  ", f"Machine: {machine()}", "",
@@ -501,7 +502,7 @@ def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat
         "runs in its own process and its CPU is counted apart. Peak RSS is the largest sum of "
         "RSS over the client's process tree, sampled every 50 ms (shared pages of forked "
         "workers are counted once per process, so it is an upper bound; a local Ray's own "
-        f"processes are in the tree). The corpus server plays {HOSTS} hosts (ports), the URLs "
+        f"processes are in the tree). The corpus server plays {hosts} hosts (ports), the URLs "
         "taking turns; the pipeline runs with the per-host politeness limits opened "
         "(`--per-host`, `--rate`): the benchmark measures the machine, not politeness. "
         "`processes2` is the pipeline with `--processes 2` (two shards by host in two "
@@ -539,6 +540,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="pipeline process-pool size")
     parser.add_argument("--pipeline-arg", action="append", default=[],
                         help="extra argument for the pipeline command (repeatable)")
+    parser.add_argument("--hosts", type=int, default=HOSTS,
+                        help="hosts (ports) the corpus server plays, the URLs taking turns")
     parser.add_argument("--repeat", type=int, default=1, metavar="R",
                         help="runs per case; the run with the median URLs/s is reported")
     parser.add_argument("--json", type=Path, help="also write raw results here")
@@ -555,7 +558,7 @@ def main(argv: list[str] | None = None) -> None:
     to_run = [cases[i] for i in chosen if i in cases]
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         for (kind, latency), group in groupby(to_run, key=lambda c: (c.kind, c.latency)):
-            with serve_in_subprocess(kind, latency, hosts=HOSTS) as (bases, proc):  # type: ignore[arg-type]
+            with serve_in_subprocess(kind, latency, hosts=args.hosts) as (bases, proc):  # type: ignore[arg-type]
                 server = psutil.Process(proc.pid)
                 for case in group:
                     rows.append(run_repeated(case, bases, server, Path(tmp), args))
@@ -566,7 +569,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.json and "--json" in given:  # a local output path does not belong in the README
         del given[given.index("--json"):given.index("--json") + 2]
     command = "python benchmarks/throughput.py " + " ".join(given)
-    section = report(rows, limits, command.strip(), cores, args.repeat)
+    section = report(rows, limits, command.strip(), cores, args.repeat, args.hosts)
     print("\n" + section)
     if not args.no_readme:
         write_readme(section)

@@ -171,9 +171,8 @@ class ProcessRunner:
 
     async def __aexit__(self, *exc_info: object) -> None:
         starting, self._starting = self._starting, None
-        if starting is not None and not starting.done():
-            starting.cancel()
-            await asyncio.gather(starting, return_exceptions=True)
+        if starting is not None:  # a start half-way ends first: its thread cannot be stopped
+            await asyncio.wait([starting])
         pools = [*self._retired, *([self._pool] if self._pool is not None else [])]
         self._pool, self._retired = None, []
         for pool in pools:

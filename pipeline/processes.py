@@ -4,9 +4,9 @@ This process reads the input once and splits it into a spool file per shard (a h
 folder in the output directory, removed at the end), then starts one process per shard
 (:data:`START_METHOD`). Each runs :func:`pipeline.shard_run.run_shard` over its spool and
 reports here through a queue, so the command has one progress bar, one summary and one exit
-status. A stop (Ctrl-C, SIGTERM) is
-passed on to every shard as SIGTERM: each writes what finished and leaves its part for
-``--resume``; a second stop ends them at once, a third kills them.
+status. A stop (Ctrl-C, SIGTERM) is passed on to every shard as SIGTERM: each writes what
+finished and leaves its part for ``--resume``; a second stop ends them at once, a third
+kills them.
 """
 
 from __future__ import annotations

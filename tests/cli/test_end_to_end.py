@@ -45,15 +45,15 @@ def site(delay: float = 0.0, jitter: float = 0.0) -> tuple[web.Application, Coun
     return app, gets
 
 
-async def start_cli(*argv: str) -> asyncio.subprocess.Process:
+async def start_cli(*argv: str, module: str = "pipeline") -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pipeline", *argv, cwd=ROOT,
+        sys.executable, "-m", module, *argv, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-async def run_cli(*argv: str, limit: float = 90) -> tuple[int, str]:
-    proc = await start_cli(*argv)
+async def run_cli(*argv: str, limit: float = 90, module: str = "pipeline") -> tuple[int, str]:
+    proc = await start_cli(*argv, module=module)
     _, stderr = await asyncio.wait_for(proc.communicate(), limit)
     return proc.returncode, stderr.decode()
 

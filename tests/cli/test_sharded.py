@@ -135,14 +135,17 @@ def lines_in(paths: list[Path]) -> int:
     return sum(path.read_bytes().count(b"\n") for path in paths if path.exists())
 
 
-async def test_processes_run_every_line_once_with_each_host_polite_and_in_one_shard(tmp_path):
+@pytest.mark.parametrize("start", ["default", "spawn"])  # spawn: where fork is not safe
+async def test_processes_run_every_line_once_with_each_host_polite_and_in_one_shard(tmp_path,
+                                                                                   start):
     site = Site(delay=0.02)
     async with site.serving(hosts=5):
         urls = [*site.urls(per_host=12), "not a url", site.urls(1)[0]]
         out = tmp_path / "out"
-        code, stderr = await run_cli(str(write_urls(tmp_path / "urls.txt", urls)), "-o", str(out),
-                                     "--processes", "2", "--per-host", "2", "--concurrency", "8",
-                                     *LOOPBACK)
+        code, stderr = await run_cli(
+            str(write_urls(tmp_path / "urls.txt", urls)), "-o", str(out), "--processes", "2",
+            "--per-host", "2", "--concurrency", "8", *LOOPBACK,
+            module="tests.cli.spawn_cli" if start == "spawn" else "pipeline")
     assert code == 0, stderr
     assert "62 records" in stderr and "merge" in stderr and "Traceback" not in stderr
     assert sorted(path.name for path in out.iterdir()) == [
