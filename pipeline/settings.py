@@ -55,7 +55,9 @@ class Settings(BaseModel):
     connect_timeout: float = Field(10.0, gt=0, description="seconds to connect")
     read_timeout: float = Field(10.0, gt=0, description="seconds allowed between two reads")
     retries: int = Field(2, ge=0, le=10, description="retries after the first attempt")
-    retry_after_cap: float = Field(30.0, ge=0, description="longest Retry-After we honour (s)")
+    retry_after_cap: float = Field(
+        30.0, ge=0, description="longest Retry-After we honour (s), and the most a URL's "
+        "deadline stands still while its host is paused")
     max_redirects: int = Field(10, ge=0, le=50)
     head: bool = Field(True, description="send a HEAD first to refuse oversized/binary URLs")
     head_trust: int = Field(
