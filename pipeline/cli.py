@@ -94,6 +94,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
     ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+    ("--compress-deadline", "compress_deadline", {"type": float, "metavar": "SECONDS"}),
     ("--cache", "cache_dir", {"metavar": "DIR"}),
     ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),

@@ -82,6 +82,9 @@ class Settings(BaseModel):
     extract_backend: list[str] = Field(default_factory=list)
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
+    compress_deadline: float = Field(
+        300.0, gt=0, description="seconds the compressor may take per URL in all (waiting "
+        "for a model slot, every call and retry)")
     instruction: str | None = None
     provider_env: dict[str, str] = Field(
         default_factory=dict,
