@@ -95,12 +95,16 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache", "cache_dir", {"metavar": "DIR"}),
     ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
+    ("--proxy", "proxy", {"metavar": "URL"}),
+    ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
     ("--extract-backend", "extract_backend", "NAME"),
     ("--backend", "backend", "NAME"),
+    ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
+    ("--header", "headers", "'NAME: VALUE'"),
 )
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--no-head", "head", False),
@@ -111,6 +115,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--include-comments", "include_comments", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
+    ("--trust-env", "trust_env", True),
 )
 
 
