@@ -6,10 +6,10 @@ subdomains, never by suffix to an IP address). Nothing a server sends is stored:
 sends the file's cookies and nothing else.
 
 Written here rather than with :mod:`http.cookiejar`: its matcher walks every domain of the
-jar per request (8.5 ms a request with a 3,000-domain browser export, see
-``benchmarks/cookie_match.py``), it refuses a whole file for one ``example.com TRUE`` line, and
-it never matches a dotless host such as ``localhost``. This index finds a host's cookies by
-its own name and its parent domains.
+jar per request (milliseconds per request with a browser-sized file:
+``benchmarks/cookie_match.py``), it refuses a whole file for one ``example.com TRUE`` line,
+and it never matches a dotless host such as ``localhost``. This index finds a host's cookies
+by its own name and its parent domains.
 """
 
 from __future__ import annotations
