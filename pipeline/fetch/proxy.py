@@ -43,6 +43,21 @@ def proxy_policy(settings: Settings) -> NetworkPolicy:
                          settings.allow_private)
 
 
+def socks_connector(proxy: URL, address: str | None = None,
+                    **options: Any) -> aiohttp.TCPConnector:
+    """A connector that opens every connection through the socks5 proxy ``proxy`` (at
+    ``address`` when given: the address judged beforehand), which resolves the names. Needs
+    the optional ``aiohttp-socks``; ``config`` error without it."""
+    try:
+        from aiohttp_socks import ProxyConnector, ProxyType
+    except ImportError:
+        raise PipelineError("config", "socks proxies need the socks extra: pip install "
+                            "'extract-pipeline[socks]'") from None
+    return ProxyConnector(host=address or proxy.raw_host or "", port=proxy.port or 1080,
+                          proxy_type=ProxyType.SOCKS5, username=proxy.user,
+                          password=proxy.password, rdns=True, **options)
+
+
 def _env_proxies() -> tuple[dict[str, URL], dict[str, str]]:
     """(scheme → proxy URL, the raw environment table for NO_PROXY) from the environment."""
     table = urllib.request.getproxies_environment()
@@ -159,17 +174,8 @@ class ProxyRoutes:
         """The connector for a socks proxy (every request through it), built after
         :meth:`start`. ``options`` are the TCPConnector's."""
         assert self.socks and self.proxy is not None and self._socks_address is not None
-        try:
-            from aiohttp_socks import ProxyConnector, ProxyType
-        except ImportError:
-            raise PipelineError("config", "socks proxies need the socks extra: pip install "
-                                "'extract-pipeline[socks]'") from None
         options.pop("resolver", None)  # the proxy resolves; targets are judged beforehand
-        return ProxyConnector(
-            host=self._socks_address, port=self.proxy.port or 1080,
-            proxy_type=ProxyType.SOCKS5, username=self.proxy.user,
-            password=self.proxy.password, rdns=True, **options,
-        )
+        return socks_connector(self.proxy, self._socks_address, **options)
 
     async def check_target(self, url: URL) -> None:
         """Before a proxied request: refuse a target name that resolves (here) to an address
