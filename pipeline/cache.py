@@ -220,28 +220,10 @@ class TextCache:
         return self.get_many_sync([key]).get(key)
 
     def get_many_sync(self, keys: Sequence[str]) -> dict[str, Record]:
-        """The fresh entries among ``keys`` (expired ones are dropped)."""
-
-        def action(db: sqlite3.Connection) -> dict[str, Record]:
-            found: dict[str, Record] = {}
-            stale: list[tuple[str]] = []
-            now = self._clock()
-            for start in range(0, len(keys), _SQL_VARIABLES):
-                chunk = keys[start : start + _SQL_VARIABLES]
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(
-                    f"SELECT key, stored, record FROM entries WHERE key IN ({marks})", chunk
-                )
-                for key, stored, payload in rows:
-                    if now - stored >= self.ttl:
-                        stale.append((key,))
-                    else:
-                        found[key] = Record.model_validate_json(payload)
-            if stale:
-                db.executemany("DELETE FROM entries WHERE key = ?", stale)
-            return found
-
-        return (self._run(action) if keys else None) or {}
+        """The fresh entries among ``keys`` (expired ones are dropped, unless they can be
+        revalidated: see :meth:`lookup_many_sync`)."""
+        return {key: page.record for key, page in self.lookup_many_sync(keys).items()
+                if page.fresh}
 
     def put_sync(self, key: str, record: Record) -> None:
         """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from yarl import URL
 
-MAX_HEAD = 64 * 1024
+from tests.fetch.conftest import serve_raw
 
 
 @dataclass
@@ -124,27 +124,13 @@ async def forward_proxy(kind: str = "http", hosts: dict[str, str] | None = None
                         ) -> AsyncIterator[ProxyLog]:
     """Run a proxy (``kind`` ``http`` or ``socks5``) on 127.0.0.1; yield its log, whose
     ``url`` is the proxy URL to configure."""
-    tasks: set[asyncio.Task] = set()
     serve = _http_proxy if kind == "http" else _socks5_proxy
     log = ProxyLog(url="", hosts=dict(hosts or {}))
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        tasks.add(asyncio.current_task())  # type: ignore[arg-type]
-        try:
+        with contextlib.suppress(asyncio.IncompleteReadError):
             await serve(log, reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0, limit=MAX_HEAD)
-    port = server.sockets[0].getsockname()[1]
-    log.url = f"{kind}://127.0.0.1:{port}"
-    try:
+    async with serve_raw(handle) as base:
+        log.url = base.replace("http://", f"{kind}://")
         yield log
-    finally:
-        server.close()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await server.wait_closed()
