@@ -55,7 +55,8 @@ _HELP = {
     "max_redirects": "redirects followed per URL",
     "backend": "provider chain shared by search and extract",
     "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
-    "(library and MCP server: default the user cache directory)",
+    "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
+    "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
 }
 

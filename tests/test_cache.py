@@ -251,7 +251,7 @@ def test_stale_pages_with_validators_are_kept_for_revalidation(tmp_path):
     stale = cache.lookup_many_sync(["with", "without"])
     assert list(stale) == ["with"] and not stale["with"].fresh
     assert stale["with"].record == page("https://a.test/")
-    assert cache.get_sync("with") is None  # the library's read still expires it
+    assert cache.get_sync("with") is None  # the library reads fresh pages only
 
 
 def test_refresh_makes_a_page_fresh_with_the_new_validators(tmp_path):
