@@ -115,7 +115,11 @@ class HttpFetcher:
             self._credentials = Credentials(secret, cookies)
         routes = ProxyRoutes(s, self.policy, self._resolver) if s.proxy or s.trust_env else None
         if routes is not None and routes.enabled:
-            await routes.start()
+            try:
+                await routes.start()
+            except BaseException:
+                await routes.close()
+                raise
             self._routes = routes
         self._policy_resolver = PolicyResolver(
             self.policy, self._resolver, timeout=s.connect_timeout,
@@ -265,7 +269,8 @@ class HttpFetcher:
                    validators: Validators | None = None) -> _Answer:
         answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes,
                                      deadline=deadline, validators=validators)
-        if 200 <= answer.status < 300 or (answer.status == 304 and validators is not None):
+        if 200 <= answer.status < 300 or (answer.status == 304 and validators is not None
+                                          and str(answer.url) == validators.url):
             return answer
         error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
                            final_url=str(answer.url),

@@ -19,6 +19,7 @@ import asyncio
 import ipaddress
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -96,7 +97,7 @@ class ProxyRoutes:
 
     def __init__(self, settings: Settings, policy: NetworkPolicy,
                  resolver: aiohttp.abc.AbstractResolver | None = None,
-                 clock: Any = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.proxy: URL | None = URL(settings.proxy) if settings.proxy else None
         self._env: dict[str, URL] = {}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from aiohttp import web
 
@@ -83,16 +81,22 @@ async def test_a_server_that_ignores_them_sends_the_page(make_settings, app_serv
     assert Validators.from_headers(result.final_url, result.headers) is None
 
 
-async def test_a_304_nobody_asked_for_is_an_http_status_error(make_settings, app_server):
-    calls: Counter = Counter()
-
+def always_304_app() -> web.Application:
     async def always_304(request: web.Request) -> web.Response:
-        calls[request.method] += 1
         return web.Response(status=304)
 
     app = web.Application()
-    app.router.add_route("*", "/", always_304)
-    async with app_server(app) as base, HttpFetcher(make_settings(head=False)) as fetcher:
+    app.router.add_route("*", "/{tail:.*}", always_304)
+    return app
+
+
+@pytest.mark.parametrize("validators", [None, Validators("{base}/page", ETAG)])
+async def test_a_304_that_answers_no_validators_of_its_url_is_an_error(
+        make_settings, app_server, validators):
+    async with app_server(always_304_app()) as base, \
+            HttpFetcher(make_settings(head=False)) as fetcher:
+        if validators is not None:
+            validators = Validators(validators.url.format(base=base), validators.etag)
         with pytest.raises(FetchError) as caught:
-            await fetcher.fetch(base + "/")
+            await fetcher.fetch(base + "/other", validators=validators)
     assert (caught.value.kind, caught.value.status) == ("http_status", 304)
