@@ -27,9 +27,11 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.fetch.base import Validators
 from pipeline.models import Record
 from pipeline.settings import Settings
 
@@ -58,6 +60,14 @@ CREATE TRIGGER IF NOT EXISTS entries_added AFTER INSERT ON entries
     BEGIN UPDATE totals SET bytes = bytes + new.size WHERE id = 0; END;
 CREATE TRIGGER IF NOT EXISTS entries_removed AFTER DELETE ON entries
     BEGIN UPDATE totals SET bytes = bytes - old.size WHERE id = 0; END;
+CREATE TABLE IF NOT EXISTS validators (
+    key TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    etag TEXT,
+    last_modified TEXT
+);
+CREATE TRIGGER IF NOT EXISTS validators_removed AFTER DELETE ON entries
+    BEGIN DELETE FROM validators WHERE key = old.key; END;
 """
 
 
@@ -139,8 +149,24 @@ def _total(db: sqlite3.Connection) -> int:
     return db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
 
 
+def _insert_validators(db: sqlite3.Connection, validators: Mapping[str, Validators]) -> None:
+    db.executemany(
+        "INSERT OR REPLACE INTO validators (key, url, etag, last_modified) VALUES (?, ?, ?, ?)",
+        [(key, v.url, v.etag, v.last_modified) for key, v in validators.items()])
+
+
 def _succeeded(record: Record) -> bool:
     return record.ok
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """A stored record, whether it is still ``fresh`` (younger than the TTL), and the
+    validators its response had (a stale page with validators can be revalidated)."""
+
+    record: Record
+    fresh: bool
+    validators: Validators | None = None
 
 
 class TextCache:
@@ -295,36 +321,19 @@ class TextCache:
         return self.get_many_sync([key]).get(key)
 
     def get_many_sync(self, keys: Sequence[str]) -> dict[str, Record]:
-        """The fresh entries among ``keys`` (expired ones are dropped)."""
-
-        def action(db: sqlite3.Connection) -> dict[str, Record]:
-            found: dict[str, Record] = {}
-            stale: list[tuple[str]] = []
-            now = self._clock()
-            for start in range(0, len(keys), _SQL_VARIABLES):
-                chunk = keys[start : start + _SQL_VARIABLES]
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(
-                    f"SELECT key, stored, record FROM entries WHERE key IN ({marks})", chunk
-                )
-                for key, stored, payload in rows:
-                    if now - stored >= self.ttl:
-                        stale.append((key,))
-                    else:
-                        found[key] = Record.model_validate_json(payload)
-            if stale and not self.read_only:
-                db.executemany("DELETE FROM entries WHERE key = ?", stale)
-            return found
-
-        return (self._run(action) if keys else None) or {}
+        """The fresh entries among ``keys`` (expired ones are dropped, unless they can be
+        revalidated: see :meth:`lookup_many_sync`)."""
+        return {key: page.record for key, page in self.lookup_many_sync(keys).items()
+                if page.fresh}
 
     def put_sync(self, key: str, record: Record) -> None:
         """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""
         self.put_many_sync([(key, record)])
 
-    def put_many_sync(self, items: Sequence[tuple[str, Record]]) -> None:
-        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), then
-        evict the oldest entries above the size cap."""
+    def put_many_sync(self, items: Sequence[tuple[str, Record]],
+                      validators: Mapping[str, Validators] | None = None) -> None:
+        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), with the
+        ``validators`` of its key if any, then evict the oldest entries above the size cap."""
         if self.read_only:
             return
         rows = []
@@ -345,9 +354,70 @@ class TextCache:
                     "INSERT INTO entries (key, url, stored, size, record) VALUES (?, ?, ?, ?, ?)",
                     rows,
                 )
+                if validators:
+                    _insert_validators(db, {r[0]: validators[r[0]] for r in rows
+                                            if r[0] in validators})
                 self._evict(db)
 
         self._run(action)
+
+    def lookup_many_sync(self, keys: Sequence[str]) -> dict[str, CachedPage]:
+        """The entries among ``keys``: fresh ones, and stale ones that have validators (to
+        revalidate); stale ones without validators are dropped."""
+
+        def action(db: sqlite3.Connection) -> dict[str, CachedPage]:
+            found: dict[str, CachedPage] = {}
+            stale: list[tuple[str]] = []
+            now = self._clock()
+            for start in range(0, len(keys), _SQL_VARIABLES):
+                chunk = keys[start : start + _SQL_VARIABLES]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    "SELECT e.key, e.stored, e.record, v.url, v.etag, v.last_modified "
+                    f"FROM entries e LEFT JOIN validators v ON v.key = e.key "
+                    f"WHERE e.key IN ({marks})", chunk)
+                for key, stored, payload, url, etag, last_modified in rows:
+                    fresh = now - stored < self.ttl
+                    checks = Validators(url, etag, last_modified) if url else None
+                    if fresh or checks is not None:
+                        found[key] = CachedPage(Record.model_validate_json(payload), fresh,
+                                                checks)
+                    else:
+                        stale.append((key,))
+            if stale and not self.read_only:
+                db.executemany("DELETE FROM entries WHERE key = ?", stale)
+            return found
+
+        return (self._run(action) if keys else None) or {}
+
+    def refresh_sync(self, key: str, validators: Validators | None = None) -> None:
+        """The server says ``key``'s page has not changed: fresh again from now, with the
+        validators it sent (if any)."""
+
+        def action(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("UPDATE entries SET stored = ? WHERE key = ?", (self._clock(), key))
+                if validators is not None:
+                    _insert_validators(db, {key: validators})
+
+        self._run(action)
+
+    async def lookup(self, key: str) -> CachedPage | None:
+        """:meth:`lookup_many_sync` of one key, in a worker thread."""
+        if self._db is None:
+            return None
+        return (await asyncio.to_thread(self.lookup_many_sync, [key])).get(key)
+
+    async def store(self, key: str, record: Record, validators: Validators | None) -> None:
+        """Store ``record`` with its validators, in a worker thread."""
+        if self._db is not None:
+            checks = {key: validators} if validators is not None else None
+            await asyncio.to_thread(self.put_many_sync, [(key, record)], checks)
+
+    async def refresh(self, key: str, validators: Validators | None = None) -> None:
+        """:meth:`refresh_sync` in a worker thread."""
+        if self._db is not None:
+            await asyncio.to_thread(self.refresh_sync, key, validators)
 
     def _evict(self, db: sqlite3.Connection) -> None:
         if _total(db) <= self.max_bytes:
@@ -432,6 +502,8 @@ class TextCache:
     ) -> None:
         try:
             found = await asyncio.to_thread(self.get_many_sync, list(futures)) if self._db else {}
+            found = {key: record.model_copy(update={"cache": "hit"})
+                     for key, record in found.items()}
             todo = [key for key in futures if key not in found]
             if todo:
                 loaded = list(await loader([wanted[key] for key in todo]))

@@ -57,7 +57,8 @@ _HELP = {
     "max_redirects": "redirects followed per URL",
     "backend": "provider chain shared by search and extract",
     "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
-    "(library and MCP server: default the user cache directory)",
+    "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
+    "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
 }
 
@@ -98,12 +99,16 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache", "cache_dir", {"metavar": "DIR"}),
     ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
+    ("--proxy", "proxy", {"metavar": "URL"}),
+    ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
     ("--extract-backend", "extract_backend", "NAME"),
     ("--backend", "backend", "NAME"),
+    ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
+    ("--header", "headers", "'NAME: VALUE'"),
 )
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--no-head", "head", False),
@@ -114,6 +119,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--include-comments", "include_comments", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
+    ("--trust-env", "trust_env", True),
 )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache import DB_NAME, TextCache, cache_for, cache_key
+from pipeline.fetch.base import Validators
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import Settings
 
@@ -241,6 +242,70 @@ def test_byte_total_tracks_replaces_expiry_and_eviction(tmp_path):
         count, actual = raw.execute("SELECT COUNT(*), SUM(size) FROM entries").fetchone()
     assert cache.stats() == (count, actual)
     assert actual <= 10_000
+
+
+def test_stale_pages_with_validators_are_kept_for_revalidation(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    checks = Validators("https://a.test/", '"e1"', "Wed, 01 Jan 2025 00:00:00 GMT")
+    cache.put_many_sync([("with", page("https://a.test/")), ("without", page("https://b.test/"))],
+                        {"with": checks})
+    fresh = cache.lookup_many_sync(["with", "without"])
+    assert {k: (p.fresh, p.validators) for k, p in fresh.items()} == {
+        "with": (True, checks), "without": (True, None)}
+    clock.now += 60
+    stale = cache.lookup_many_sync(["with", "without"])
+    assert list(stale) == ["with"] and not stale["with"].fresh
+    assert stale["with"].record == page("https://a.test/")
+    assert cache.get_sync("with") is None  # the library reads fresh pages only
+
+
+def test_refresh_makes_a_page_fresh_with_the_new_validators(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    cache.put_many_sync([("k", page("https://a.test/"))], {"k": Validators("https://a.test/", "1")})
+    clock.now += 100
+    cache.refresh_sync("k", Validators("https://a.test/", "2"))
+    found = cache.lookup_many_sync(["k"])["k"]
+    assert found.fresh and found.validators == Validators("https://a.test/", "2")
+    clock.now += 30
+    assert cache.lookup_many_sync(["k"])["k"].fresh
+
+
+def test_validators_go_with_their_entry(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    cache.put_many_sync([("k", page("https://a.test/"))], {"k": Validators("https://a.test/", "1")})
+    cache.put_many_sync([("k", page("https://a.test/", "new text"))])  # replaced, no validators
+    assert cache.lookup_many_sync(["k"])["k"].validators is None
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    assert db.execute("SELECT COUNT(*) FROM validators").fetchone()[0] == 0
+
+
+def test_a_cache_written_before_validators_existed_gains_them(tmp_path):
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.executescript("CREATE TABLE entries (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
+                     "stored REAL NOT NULL, size INTEGER NOT NULL, record TEXT NOT NULL);")
+    db.execute("INSERT INTO entries VALUES ('old', 'https://a.test/', 1000.0, 10, ?)",
+               (page("https://a.test/").model_dump_json(),))
+    db.commit()
+    db.close()
+    cache = TextCache(tmp_path, ttl=60, clock=Clock())
+    assert cache.lookup_many_sync(["old"])["old"].validators is None
+    checks = Validators("https://b.test/", "e")
+    cache.put_many_sync([("new", page("https://b.test/"))], {"new": checks})
+    assert cache.lookup_many_sync(["new"])["new"].validators == checks
+
+
+async def test_pages_read_from_disk_say_so(tmp_path):
+    cache = TextCache(tmp_path)
+
+    async def loader() -> Record:
+        return page("https://a.test/")
+
+    first = await cache.get_or_load("k", loader)
+    second = await cache.get_or_load("k", loader)
+    assert (first.cache, second.cache) == (None, "hit")
 
 
 # --------------------------------------------------------------------------- busy, read-only

@@ -108,6 +108,8 @@ def test_a_full_disk_stops_the_run_with_one_line_and_the_resume_hint(url_file, c
         (["{urls}", "-o", "no/such/dir/out.jsonl"], "cannot write"),
         (["{tmp}"], "cannot read"),
         (["{urls}", "-o", "{tmp}", "--resume"], "cannot resume"),
+        (["{urls}", "--header", "X-Token"], "is not 'Name: value'"),
+        (["{urls}", "--proxy", "ftp://proxy.test:21"], "proxy scheme 'ftp' not supported"),
     ],
 )
 def test_usage_and_config_errors_exit_2_with_one_line(argv, message, url_file, capsys):
@@ -211,3 +213,13 @@ def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkey
     assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
     assert seen and seen[0][0] == engine.RUN_GC_THRESHOLD and seen[0][1] > 0
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    code = cli.main([str(url_file), "-o", str(out), "--workers", "1",
+                     "--cookie-file", str(tmp_path / "missing.txt")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "cannot read cookie file" in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
