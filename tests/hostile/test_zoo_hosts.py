@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.zoo import HEAD_HANGS_URLS, OK, Zoo
+from tests.hostile.zoo import HEAD_HANGS_URLS, OK
 
 ROOT = Path(__file__).resolve().parents[2]
 # HEAD may take a third of the 1.5 s deadline; a pause is held off the deadline up to 4 s.
@@ -29,13 +29,6 @@ ARGS = ["--timeout", "1.5", "--read-timeout", "1", "--connect-timeout", "1", "--
 RUN_BOUND = 45  # seconds: a 3 s pause, a 1.5 s deadline, interpreter start-up
 HEAD_HANGS = [f"head-hangs-{i}" for i in range(HEAD_HANGS_URLS)]
 PAUSES = ["pause-short", "pause-long"]
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    zoo = Zoo().start()
-    yield zoo
-    zoo.stop()
 
 
 @pytest.fixture(scope="module")
