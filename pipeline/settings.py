@@ -56,7 +56,9 @@ class Settings(BaseModel):
     connect_timeout: float = Field(10.0, gt=0, description="seconds to connect")
     read_timeout: float = Field(10.0, gt=0, description="seconds allowed between two reads")
     retries: int = Field(2, ge=0, le=10, description="retries after the first attempt")
-    retry_after_cap: float = Field(30.0, ge=0, description="longest Retry-After we honour (s)")
+    retry_after_cap: float = Field(
+        30.0, ge=0, description="longest Retry-After we honour (s), and the most a URL's "
+        "deadline stands still while its host is paused")
     max_redirects: int = Field(10, ge=0, le=50)
     head: bool = Field(True, description="send a HEAD first to refuse oversized/binary URLs")
     head_trust: int = Field(
@@ -94,6 +96,9 @@ class Settings(BaseModel):
     extract_backend: list[str] = Field(default_factory=list)
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
+    compress_deadline: float = Field(
+        300.0, gt=0, description="seconds the compressor may take per URL in all (waiting "
+        "for a model slot, every call and retry)")
     instruction: str | None = None
     provider_env: dict[str, str] = Field(
         default_factory=dict,

@@ -46,6 +46,8 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _REFUSALS = frozenset({"too_large", "unsupported_type"})
 # A 429 without Retry-After still slows its host down this long.
 DEFAULT_SLOWDOWN = 1.0
+# HEAD answers that say the host does not do HEAD (its URLs then get the GET alone).
+_NO_HEAD_STATUSES = frozenset({405, 501})
 
 
 @dataclass
@@ -62,13 +64,27 @@ class _Answer:
 
 @dataclass
 class _Call:
-    """One fetch() call: its host key, its deadline (loop time) and how many GET attempts
-    it made."""
+    """One fetch() call: its host key, its deadline (loop time), how many GET attempts it
+    made, and how much waiting for its host's pauses may still be kept off its deadline."""
 
     host: str
     deadline: float
     attempts: int = 0
+    pause_allowance: float = 0.0
+    scope: asyncio.Timeout | None = None
     validators: Validators | None = None
+
+    def hold(self, seconds: float) -> float:
+        """The URL is about to wait ``seconds`` for its host's pause (a 429/Retry-After):
+        move its deadline past the wait, as far as the allowance goes; returns the deadline.
+        Waiting out a pause is not the URL's time, like waiting in its host's queue."""
+        moved = min(seconds, self.pause_allowance)
+        if moved > 0:
+            self.pause_allowance -= moved
+            self.deadline += moved
+            if self.scope is not None and (when := self.scope.when()) is not None:
+                self.scope.reschedule(when + moved)
+        return self.deadline
 
 
 def _host_key(url: URL) -> str:
@@ -177,10 +193,10 @@ class HttpFetcher:
                               validators: Validators | None = None) -> FetchResult:
         timeout = self.settings.timeout
         call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout,
-                     validators=validators)
+                     pause_allowance=self.settings.retry_after_cap, validators=validators)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
-            async with time_limit(timeout):
+            async with time_limit(timeout) as call.scope:
                 return await self._fetch(raw, target, call)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
@@ -201,11 +217,12 @@ class HttpFetcher:
         try:
             if (self.settings.head and call.validators is None
                     and await self._head_trust.claim(call.host)):
-                clean = False
+                verdict = "refused"
                 try:
-                    clean = await self._head_guard(target, call.deadline)
+                    verdict = await self._head_guard(target, call)
                 finally:
-                    self._head_trust.probed(call.host, clean)
+                    self._head_trust.probed(call.host, verdict == "clean",
+                                            failed=verdict == "failed")
             answer = await self._get_with_retries(target, call)
         except FetchError as exc:
             if exc.kind in _REFUSALS:
@@ -222,53 +239,62 @@ class HttpFetcher:
         still ends before the deadline. A plain loop: most URLs succeed first time and
         should not pay for retry machinery."""
         loop = asyncio.get_running_loop()
-        started = loop.time()
-        budget = call.deadline - started
         while True:
             call.attempts += 1
             try:
-                return await self._get(target, call.deadline, call.validators)
+                return await self._get(target, call)
             except FetchError as exc:
                 if not exc.retryable or call.attempts > self.settings.retries:
                     raise
-                delay = retry_delay(exc, call.attempts)
-                if loop.time() - started + delay >= budget:
-                    raise
+                if exc.retry_after is not None:
+                    # The host is paused: the next request waits that out at the host's
+                    # gate, off this URL's deadline (see _Call.hold) — unless the pause
+                    # outlasts all this URL may still wait.
+                    if loop.time() + exc.retry_after > call.deadline + call.pause_allowance:
+                        raise
+                    delay = 0.0
+                else:
+                    delay = retry_delay(exc, call.attempts)
+                    if loop.time() + delay >= call.deadline:
+                        raise
             await asyncio.sleep(delay)
 
-    async def _head_guard(self, target: URL, deadline: float) -> bool:
+    async def _head_guard(self, target: URL, call: _Call) -> str:
         """Refuse early on what HEAD announces; any HEAD trouble just means "go on".
-        True when the HEAD answered 2xx with nothing to refuse."""
+        Returns "clean" when the HEAD answered 2xx with nothing to refuse, "failed" when it
+        failed or stalled (the host does not do HEAD), else "other"."""
         s = self.settings
         try:
-            async with time_limit(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
-                answer = await self.exchange("HEAD", target, max_bytes=0, deadline=deadline)
+            # The limit is on the request itself: waiting for the host's gate is not HEAD's.
+            answer = await self.exchange("HEAD", target, max_bytes=0, deadline=call.deadline,
+                                         hold=call.hold, header_limit=s.timeout / 3)
         except FetchError as exc:
             if exc.kind in ("blocked", "invalid_url"):
                 raise
-            return False
-        except asyncio.TimeoutError:
-            return False
+            return "failed" if exc.kind in ("timeout", "network") else "other"
         if answer.status == 429:
             self._slow_down(answer)
+        if answer.status in _NO_HEAD_STATUSES:
+            return "failed"
         if not 200 <= answer.status < 300:
-            return False
+            return "other"
         length = _content_length(answer.headers)
         if length is not None and length > s.max_bytes:
             raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
                                           f"{s.max_bytes} (HEAD)", final_url=str(answer.url))
         self._reject_media_type(answer.media_type, answer.url)
-        return True
+        return "clean"
 
     def _reject_media_type(self, media_type: str | None, url: URL) -> None:
         if media_type and self.early_reject(media_type):
             raise FetchError("unsupported_type", f"no handler for {media_type}",
                              final_url=str(url))
 
-    async def _get(self, target: URL, deadline: float,
-                   validators: Validators | None = None) -> _Answer:
+    async def _get(self, target: URL, call: _Call) -> _Answer:
+        validators = call.validators
         answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes,
-                                     deadline=deadline, validators=validators)
+                                     deadline=call.deadline, hold=call.hold,
+                                     validators=validators)
         if 200 <= answer.status < 300 or (answer.status == 304 and validators is not None
                                           and str(answer.url) == validators.url):
             return answer
@@ -289,13 +315,19 @@ class HttpFetcher:
 
     async def exchange(self, method: str, url: URL, *, max_bytes: int,
                        deadline: float | None = None,
-                       validators: Validators | None = None) -> _Answer:
+                       validators: Validators | None = None,
+                       hold: Callable[[float], float] | None = None,
+                       header_limit: float | None = None) -> _Answer:
         """One request and its redirect chain; the body of a final 2xx GET, capped.
 
-        A host that asked us to wait past ``deadline`` (loop time) fails at once.
-        ``validators`` make the request to their URL conditional.
+        A host that asked us to wait past ``deadline`` (loop time) fails at once; ``hold``
+        may move the deadline first (see :meth:`HostGate.slot`). ``validators`` make the
+        request to their URL conditional. Each request's headers must arrive within
+        ``connect_timeout + read_timeout``, or ``header_limit`` if less.
         """
         s = self.settings
+        limit = s.connect_timeout + s.read_timeout
+        limit = limit if header_limit is None else min(limit, header_limit)
         seen = {str(url)}
         origin: URL | None = url  # None once the chain has left the first host
         for hop in range(s.max_redirects + 1):
@@ -306,13 +338,15 @@ class HttpFetcher:
                 origin = None
             headers = self._hop_headers(url, origin is not None, validators)
             try:
-                async with self.gate.slot(_host_key(url), deadline):
+                async with self.gate.slot(_host_key(url), deadline, hold):
                     answer, next_url, status = await self._hop(method, url, hop, max_bytes,
-                                                                headers)
+                                                               limit, headers)
             except HostThrottled as exc:
-                raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
-                                 "pause (429/Retry-After) beyond this URL's deadline",
-                                 status=429, retryable=True, final_url=str(url)) from None
+                error = FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
+                                   "pause (429/Retry-After) beyond this URL's deadline",
+                                   status=429, retryable=True, final_url=str(url))
+                error.retry_after = exc.wait
+                raise error from None
             if answer is not None:
                 return answer
             if str(next_url) in seen:
@@ -334,14 +368,14 @@ class HttpFetcher:
         return headers
 
     async def _hop(self, method: str, url: URL, hop: int, max_bytes: int,
-                   headers: Mapping[str, str] | None = None
+                   header_limit: float, headers: Mapping[str, str] | None = None
                    ) -> tuple[_Answer | None, URL, int]:
         """One request: (the final answer, _, _) or (None, where it redirects, status)."""
         s = self.settings
         assert self._session is not None
         proxy = self._routes.for_request(url) if self._routes is not None else None
         try:
-            async with time_limit(s.connect_timeout + s.read_timeout):
+            async with time_limit(header_limit):
                 response = await self._session.request(method, url, allow_redirects=False,
                                                        headers=headers, proxy=proxy)
         except Exception as exc:
