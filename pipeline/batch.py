@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
@@ -37,6 +38,14 @@ def scan_output(path: str) -> tuple[DoneSet, int]:
         return scan_done(path)
     except OSError as exc:
         raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
+    """What a resumed run found in its output, for stderr."""
+    return (f"resuming: {len(done)} records already in {path}"
+            + (f" (dropped a torn last line of {dropped} bytes)" if dropped else "")
+            + (f"; {done.invalid} lines are not whole records: their URLs are done again "
+               "(the lines stay)" if done.invalid else ""))
 
 
 def open_sink(path: str | None, *, append: bool) -> JsonlSink:
@@ -118,8 +127,6 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         progress = ProgressBar(total, enabled=show)
         cleanup.callback(progress.close)
         if not settings.quiet and done is not None:
-            print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
-                  + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
-                  file=sys.stderr)
+            print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
         return await extract_items(read_items(source), sink.write, settings, registry=registry,
                                    fetcher=fetcher, done=done, on_record=progress.update)

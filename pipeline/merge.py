@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import re
 import sys
 import tempfile
 from array import array
@@ -21,23 +19,9 @@ from typing import BinaryIO
 
 from pipeline.errors import PROG, UsageError
 from pipeline.shards import OutputDir, read_manifest
+from pipeline.sinks import record_key
 
-# Records start with their url, then their index (pydantic writes fields in order).
-_INDEX = re.compile(rb'\{"url":"(?:[^"\\]|\\.)*","index":(\d+)')
 _OFFSET_BITS = 48  # a record's place: part number above, byte offset below
-
-
-def _index(line: bytes) -> int:
-    found = _INDEX.match(line)
-    if found is not None:
-        return int(found.group(1))
-    try:
-        index = json.loads(line).get("index")
-    except (ValueError, AttributeError):
-        index = None
-    if not isinstance(index, int):
-        raise UsageError(f"a part holds a line that is not a record: {line[:80]!r}")
-    return index
 
 
 def finished_parts(directory: Path) -> OutputDir:
@@ -55,21 +39,24 @@ def finished_parts(directory: Path) -> OutputDir:
 
 def merge(directory: Path, out: BinaryIO) -> int:
     """Write every record of the run in ``directory`` to ``out`` in index order; returns
-    how many."""
+    how many. Lines that are not whole records (left by a resumed shard, whose URLs were
+    done again) are passed over."""
     output = finished_parts(directory)
     indices, places = array("q"), array("q")
     parts = [output.part(shard) for shard in range(output.shards)]
     for number, path in enumerate(parts):
-        offset, lines = 0, 0
+        offset, records = 0, 0
         with open(path, "rb") as handle:
             for line in handle:
-                indices.append(_index(line))
-                places.append(number << _OFFSET_BITS | offset)
+                if (key := record_key(line)) is not None:
+                    indices.append(key[0])
+                    places.append(number << _OFFSET_BITS | offset)
+                    records += 1
                 offset += len(line)
-                lines += 1
         expected = output.read_marker(number)["records"]
-        if lines != expected:
-            raise UsageError(f"{path.name} has {lines} records, its .done marker says {expected}")
+        if records != expected:
+            raise UsageError(f"{path.name} has {records} records, its .done marker says "
+                             f"{expected}")
     order = sorted(range(len(indices)), key=indices.__getitem__)
     with contextlib.ExitStack() as stack:
         handles = [stack.enter_context(open(path, "rb")) for path in parts]

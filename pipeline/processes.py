@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any
 
 from pipeline.engine import Summary
-from pipeline.errors import PipelineError, UsageError
+from pipeline.errors import OutputError, PipelineError, UsageError
 from pipeline.extract import load_registry
 from pipeline.inputs import load_items
 from pipeline.models import Record
@@ -32,6 +32,7 @@ from pipeline.progress import ProgressBar, combine
 from pipeline.settings import Settings
 from pipeline.shard_run import ShardJob, prepare, run_shard, spooled
 from pipeline.shards import OutputDir, Spool
+from pipeline.sinks import DoneSet
 
 # Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
 # and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
@@ -56,8 +57,8 @@ class _Reporter:
         if time.monotonic() - self._sent >= REPORT_SECONDS:
             self.flush()
 
-    def resumed(self, records: int, dropped: int) -> None:
-        self._reports.put(("resumed", self._shard, records))
+    def resumed(self, done: DoneSet, dropped: int) -> None:
+        self._reports.put(("resumed", self._shard, len(done)))
 
     def flush(self) -> None:
         if self._delta.records:
@@ -86,6 +87,9 @@ def _shard_process(job: ShardJob, spool: Path, reports: Any) -> None:
     except UsageError as exc:
         reporter.end("failed", ("config", str(exc)))
         sys.exit(2)
+    except OutputError as exc:  # a full disk: the part keeps whole records, for --resume
+        reporter.end("failed", ("output", f"cannot write {exc.filename}: {exc.strerror}"))
+        sys.exit(74)
     except KeyboardInterrupt:  # a second stop: at once
         reporter.end("end", Summary(interrupted=True))
         sys.exit(130)

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.batch import STOP_SIGNALS, OnRecord, extract_items, scan_output
+from pipeline.batch import STOP_SIGNALS, OnRecord, extract_items, resuming, scan_output
 from pipeline.engine import Summary
 from pipeline.errors import PROG, UsageError
 from pipeline.extract import load_registry
@@ -36,7 +36,7 @@ from pipeline.shards import (
     shard_items,
     split_items,
 )
-from pipeline.sinks import JsonlSink
+from pipeline.sinks import DoneSet, JsonlSink
 
 
 @dataclass(frozen=True)
@@ -54,15 +54,15 @@ class ShardJob:
 
 async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetcher | None = None,
                     on_record: OnRecord | None = None,
-                    on_resume: Callable[[int, int], None] | None = None,
+                    on_resume: Callable[[DoneSet, int], None] | None = None,
                     signals: Iterable[int] = STOP_SIGNALS) -> Summary:
     """Extract the shard's ``items`` into its part, then mark the shard done unless the run
-    was stopped. ``on_resume(records, dropped_bytes)`` is told what the part held already."""
+    was stopped. ``on_resume(done, dropped_bytes)`` is told what the part held already."""
     registry = load_registry(job.settings)
     part = job.output.resumable_part(job.shard)
     done, dropped = scan_output(str(part))
-    if on_resume is not None and len(done):
-        on_resume(len(done), dropped)
+    if on_resume is not None and (len(done) or dropped or done.invalid):
+        on_resume(done, dropped)
     try:
         sink = JsonlSink.open(part, append=True, background=True)
     except OSError as exc:
@@ -135,10 +135,9 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
             total = sum(1 for _ in shard_items(read_items(source), shard, shards))
     progress = ProgressBar(total, enabled=show)
 
-    def resumed(records: int, dropped: int) -> None:
-        progress.shrink(records)
-        say(settings, f"resuming: {records} records already in {output.partial(shard)}"
-            + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""))
+    def resumed(done: DoneSet, dropped: int) -> None:
+        progress.shrink(len(done))
+        say(settings, resuming(output.partial(shard), done, dropped))
 
     source = open_input(args.urls)
     try:
