@@ -258,3 +258,15 @@ async def test_a_resume_with_other_settings_is_refused(tmp_path):
     code, stderr = await run_cli(str(urls), "--shard", "1/2", "-o", str(out), "--resume",
                                  *LOOPBACK)
     assert code == 2 and "other input" in stderr
+
+
+def test_the_ray_engine_without_ray_is_a_one_line_usage_error(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "pipeline.ray_engine", raising=False)
+    urls = write_urls(tmp_path / "urls.txt", ["http://a.test/1"])
+    assert cli.main([str(urls), "-o", str(tmp_path / "out"), "--engine", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'extract-pipeline[ray]'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # nothing was started or written
