@@ -199,7 +199,8 @@ def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> Outpu
                           json.dumps(wanted, indent=1).encode() + b"\n")
     except OSError as exc:
         raise UsageError(f"cannot write in {path}: {exc.strerror}") from exc
-    return OutputDir(directory, wanted["shards"])
+    # absolute: a Ray worker's working directory need not be this process's
+    return OutputDir(directory.absolute(), wanted["shards"])
 
 
 @dataclass(frozen=True)
