@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from handlers.decode import clean_text
@@ -104,7 +104,7 @@ def pdf_date(value: str | None) -> str | None:
     try:
         tz = None
         if zone and zone.upper() == "Z":
-            tz = timezone.utc
+            tz = UTC
         elif zone:
             digits = zone.replace("'", "")
             offset = timedelta(hours=int(digits[1:3]), minutes=int(digits[3:5]))

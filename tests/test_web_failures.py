@@ -25,7 +25,7 @@ FAILURES = [
     RecursionError("maximum recursion depth exceeded"),
     MemoryError(),
     OSError("connection reset"),
-    asyncio.TimeoutError(),
+    TimeoutError(),
     aiohttp.ClientConnectionError("refused"),
     aiohttp.ClientPayloadError("truncated body"),
     UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),

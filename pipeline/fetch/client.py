@@ -18,7 +18,6 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 from yarl import URL
 
-from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult
 from pipeline.fetch.failures import classify
@@ -151,7 +150,7 @@ class HttpFetcher:
         call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
-            async with time_limit(timeout):
+            async with asyncio.timeout(timeout):
                 return await self._fetch(raw, target, call)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
@@ -159,7 +158,7 @@ class HttpFetcher:
         except PipelineError as exc:
             raise FetchError(exc.kind, exc.message, retryable=exc.retryable,
                              attempts=max(1, call.attempts)) from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise FetchError("timeout", f"no complete answer within {timeout:g} s",
                              retryable=True, attempts=max(1, call.attempts)) from None
         except Exception as exc:  # a bug or an exotic failure must still be a record
@@ -212,13 +211,13 @@ class HttpFetcher:
         True when the HEAD answered 2xx with nothing to refuse."""
         s = self.settings
         try:
-            async with time_limit(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
+            async with asyncio.timeout(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
                 answer = await self.exchange("HEAD", target, max_bytes=0, deadline=deadline)
         except FetchError as exc:
             if exc.kind in ("blocked", "invalid_url"):
                 raise
             return False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         if answer.status == 429:
             self._slow_down(answer)
@@ -288,7 +287,7 @@ class HttpFetcher:
         s = self.settings
         assert self._session is not None
         try:
-            async with time_limit(s.connect_timeout + s.read_timeout):
+            async with asyncio.timeout(s.connect_timeout + s.read_timeout):
                 response = await self._session.request(method, url, allow_redirects=False)
         except Exception as exc:
             raise classify(exc, url, s.read_timeout) from None

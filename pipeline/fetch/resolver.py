@@ -45,7 +45,7 @@ class PolicyResolver(AbstractResolver):
         try:
             results = await asyncio.wait_for(self._inner.resolve(host, port, family),
                                              self._timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise OSError(f"DNS lookup timed out for {host}") from exc
         allowed: list[ResolveResult] = []
         first_reason: str | None = None

@@ -189,7 +189,7 @@ class VendorClient:
                 raise self._status_error(resp.status, resp.headers, body)
         except VendorError:
             raise
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise VendorError(self.vendor, "timed out", retryable=True) from exc
         except aiohttp.InvalidURL as exc:
             raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
