@@ -1,5 +1,6 @@
 """web_extract(offset=) and the tools over the real kernel, against a page on 127.0.0.1."""
 
+import json
 from collections import Counter
 
 from aiohttp import web
@@ -94,7 +95,10 @@ async def test_tool_call_with_one_url_string(tmp_path):
                              untrusted=False)
         listed = await run_tool("web_extract", {"urls": [f"{base}/s"]}, settings=settings,
                                 untrusted=False)
-    assert one == listed and "Herons wait" in one
+        as_openai_sends_it = await run_tool(  # tool_call.function.arguments is JSON text
+            "web_extract", json.dumps({"urls": [f"{base}/s"]}), settings=settings,
+            untrusted=False)
+    assert one == listed == as_openai_sends_it and "Herons wait" in one
 
 
 async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
