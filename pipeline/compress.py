@@ -200,7 +200,7 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
     except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
         info = ErrorInfo(kind="compress", message=f"compressor crashed ({type(exc).__name__})")
     else:
-        cut = truncate(summary, max_chars)
+        cut = truncate(summary, max_chars, markdown=record.format == "markdown")
         metadata = {**record.metadata, "original_chars": len(record.content)}
         return record.model_copy(update={"content": cut.text, "chars": len(cut.text),
                                          "compressed": True, "metadata": metadata,

@@ -88,7 +88,7 @@ def _reply(document: Document, ctx: HandlerContext) -> Reply:
     max_chars = ctx.options.get("max_chars")
     if not isinstance(max_chars, int) or max_chars < 1 or not document.content.strip():
         return ("ok", fields)
-    cut = truncate(document.content, max_chars)
+    cut = truncate(document.content, max_chars, markdown=document.format == "markdown")
     fields["content"] = cut.text
     return ("cut", fields, cut.truncated, cut.next_offset)
 

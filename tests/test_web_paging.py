@@ -114,3 +114,34 @@ async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
     assert len(content) <= 300 and "offset=" in text  # the operator's budget wins
     assert search.__name__ == "web_search" and extract.__name__ == "web_extract"
     assert (await run_tool("nope", {})).startswith("There is no tool named 'nope'")
+
+
+async def test_every_window_of_a_json_page_is_valid_markdown(tmp_path):
+    """A cut inside the ```json fence closes it, and the next window opens it again."""
+    from markdown_it import MarkdownIt
+
+    body = json.dumps({f"key{i}": f"value number {i}" for i in range(60)})
+
+    async def data(request: web.Request) -> web.Response:
+        return web.Response(text=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/data.json", data)
+    settings = loopback(tmp_path)
+    windows, offset = [], 0
+    async with serve(app) as base:
+        while offset is not None:
+            response = await pipeline.web_extract([f"{base}/data.json"], max_chars=300,
+                                                  offset=offset, settings=settings)
+            [record] = response.records
+            assert record.ok and len(record.content) <= 300
+            windows.append(record.content)
+            offset = record.next_offset
+    assert len(windows) > 3
+    for text in windows:
+        blocks = MarkdownIt("commonmark").parse(text)
+        assert blocks[0].type == "fence" and blocks[0].info == "json", text
+        if text.endswith(MARKER):  # the marker is text after the closed fence, not code
+            assert blocks[-2].content == MARKER.strip(), text
+    code = " ".join(MarkdownIt("commonmark").parse(text)[0].content for text in windows)
+    assert code.split() == json.dumps(json.loads(body), indent=2).split()  # nothing lost
