@@ -145,3 +145,16 @@ async def test_every_window_of_a_json_page_is_valid_markdown(tmp_path):
             assert blocks[-2].content == MARKER.strip(), text
     code = " ".join(MarkdownIt("commonmark").parse(text)[0].content for text in windows)
     assert code.split() == json.dumps(json.loads(body), indent=2).split()  # nothing lost
+
+
+async def test_a_refused_local_page_says_how_to_allow_it_and_settings_do(tmp_path):
+    app, _ = site()
+    async with serve(app) as base:
+        refused = await pipeline.web_extract(f"{base}/p", settings=Settings(cache=False))
+        allowed = await pipeline.web_extract(
+            f"{base}/p", settings=Settings(allow_net=["127.0.0.1/32"], cache=False))
+    [record] = refused.records
+    assert record.error.kind == "blocked"
+    assert "--allow-net 127.0.0.1/32 or --allow-private; settings allow_net, allow_private" \
+        in record.error.message
+    assert allowed.records[0].ok

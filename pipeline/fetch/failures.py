@@ -38,7 +38,8 @@ def classify(exc: BaseException, url: URL, read_timeout: float) -> FetchError:
         return FetchError(exc.kind, exc.message, retryable=exc.retryable)
     blocked = _cause(exc, AddressBlocked)
     if isinstance(blocked, AddressBlocked):
-        return FetchError("blocked", f"{blocked.reason} refused (host {host})")
+        hint = f"; {blocked.way_out}" if blocked.way_out else ""
+        return FetchError("blocked", f"{blocked.reason} refused (host {host}{hint})")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return FetchError("network", f"DNS lookup failed for {host}")
     if isinstance(exc, aiohttp.ClientSSLError | aiohttp.ServerFingerprintMismatch):

@@ -187,3 +187,17 @@ def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkey
     assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
     assert seen and seen[0][0] == engine.RUN_GC_THRESHOLD and seen[0][1] > 0
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_the_summary_names_the_way_out_of_a_refused_address(tmp_path, capsys):
+    urls = tmp_path / "urls.txt"
+    urls.write_text("http://127.0.0.1:9/a\nhttp://127.0.0.1:9/b\n")  # refused before any socket
+    out = tmp_path / "out.jsonl"
+    assert cli.main([str(urls), "-o", str(out), "--workers", "1"]) == 0
+    [first, _] = read_records(out)
+    assert first["error"]["kind"] == "blocked"
+    assert "--allow-net 127.0.0.1/32 or --allow-private" in first["error"]["message"]
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "blocked 2" in summary
+    assert summary.endswith("; to fetch refused addresses: --allow-net 127.0.0.1/32 or "
+                            "--allow-private")

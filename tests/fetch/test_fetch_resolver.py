@@ -95,6 +95,8 @@ async def test_localhost_refused_by_default(make_settings, app_server, connect_l
             await client.fetch(f"{base}/")
     assert info.value.kind == "blocked" and "loopback" in info.value.message
     assert literal.value.kind == "blocked"
+    for refused in (info.value, literal.value):  # both name the way out
+        assert "--allow-net 127.0.0.1/32 or --allow-private" in refused.message
     assert connect_log == []
 
 
