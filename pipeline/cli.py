@@ -41,6 +41,35 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
+def invoked_as() -> str:
+    """The program's name as the user ran it, for usage lines: ``python -m pipeline`` or the
+    console script's name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "__main__.py":
+        return "python -m pipeline"
+    return name if name.startswith(PROG) else PROG
+
+
+def command_parser(command: str, **keywords: Any) -> argparse.ArgumentParser:
+    """A sub-command's parser with the batch command's conventions (see
+    :func:`parse_command`); its usage names the program as invoked."""
+    return _Parser(prog=f"{invoked_as()} {command}", **keywords)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str]
+                  ) -> argparse.Namespace | int:
+    """``argv`` parsed, or the exit status to return now: 0 after ``--help``, 2 after a
+    mistake, which is one line on stderr."""
+    try:
+        return parser.parse_args(list(argv))
+    except UsageError as exc:
+        command = parser.prog.rsplit(" ", 1)[-1]
+        print(f"{PROG} {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
 # Help for settings whose description does not fit a flag (or that have none).
 _HELP = {
     "format": "content format of records",
@@ -116,7 +145,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=PROG,
+        prog=invoked_as(),
         description="Turn a list of URLs (one per line) into JSON lines of clean text. "
         f"Other commands: {', '.join(SUBCOMMANDS)} (e.g. '{PROG} search --help').",
         epilog="Flags override PIPELINE_* environment variables, which override the config "

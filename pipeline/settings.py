@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import OutputFormat
 
 ENV_PREFIX = "PIPELINE_"
@@ -139,7 +139,5 @@ def load_settings(
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = describe_validation(exc, Settings, "settings")
         raise PipelineError("config", f"invalid settings: {problems}") from exc

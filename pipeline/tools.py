@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import ExtractResponse, SearchResponse
 from pipeline.rendering import error_sentence, render
 from pipeline.settings import Settings, load_settings
@@ -221,10 +221,7 @@ class ToolSpec:
         try:
             args = arguments_for(self.args_model, given)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.errors()
-            )
+            problems = describe_validation(exc, self.args_model)
             raise PipelineError("invalid_request", problems) from exc
         return await self.run(args, settings)
 

@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from pipeline.cache import cache_for
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.errors import PipelineError, describe_validation, sanitize_message
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.models import (
     ErrorInfo,
@@ -130,9 +130,6 @@ class ExtractArgs(BaseModel):
         return list(value)
 
 
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'request'}: {err['msg']}"
-                     for err in exc.errors())
 
 
 def _failure_info(exc: BaseException) -> ErrorInfo:
@@ -207,7 +204,8 @@ async def web_search(query: str, *, max_results: int | None = None,
                           language=language, region=region)
     except ValidationError as exc:
         return SearchResponse(ok=False, query=shown_query, error=ErrorInfo(
-            kind="invalid_request", message=sanitize_message(_describe(exc))))
+            kind="invalid_request",
+            message=sanitize_message(describe_validation(exc, SearchArgs, "request"))))
     warnings: list[str] = []
     try:
         settings = _settings(settings)
@@ -253,7 +251,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                            instruction=instruction, offset=offset)
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
-            kind="invalid_request", message=sanitize_message(_describe(exc))))
+            kind="invalid_request",
+            message=sanitize_message(describe_validation(exc, ExtractArgs, "request"))))
     warnings: list[str] = []
     try:
         settings = _settings(settings)
