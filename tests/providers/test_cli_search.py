@@ -125,3 +125,10 @@ def test_backends_json_and_config_error(monkeypatch):
     assert {p["name"] for p in report["providers"]} >= {"duckduckgo", "native", "jina"}
     assert report["selection"]["search"]["chain"] == ["duckduckgo"]
     assert "cannot extract" in report["selection"]["extract"]["error"]
+
+
+def test_a_named_backend_without_its_key_is_a_config_error_not_another_vendor(capsys):
+    assert search_main(["x", "--backend", "brave"]) == 2  # no query leaves the machine
+    message = one_line_error(capsys, "search")
+    assert "'brave', which is not configured (set BRAVE_API_KEY)" in message
+    assert message.endswith("configured search providers: duckduckgo")
