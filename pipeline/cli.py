@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -125,6 +126,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
 )
+# Settings only the batch command reads: other commands (mcp) offer no flag for them.
+BATCH_ONLY = frozenset({"ordered", "quiet", "loops"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -143,13 +146,29 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+def _examples(prog: str) -> str:
+    examples = (
+        ("urls.txt -o out.jsonl", "one JSON record per URL"),
+        ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
+        ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
+        ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+    )
+    width = max(len(args) for args, _ in examples) + len(prog) + 3
+    return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    prog = invoked_as()
     parser = _Parser(
-        prog=invoked_as(),
-        description="Turn a list of URLs (one per line) into JSON lines of clean text. "
-        f"Other commands: {', '.join(SUBCOMMANDS)} (e.g. '{PROG} search --help').",
-        epilog="Flags override PIPELINE_* environment variables, which override the config "
-        "file. Exit status: 0 done, 2 usage/config error, 130 interrupted.",
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the examples' lines
+        description=textwrap.fill(
+            "Turn a list of URLs (one per line) into JSON lines of clean text. Other commands: "
+            f"{', '.join(SUBCOMMANDS)} (e.g. '{prog} search --help').", width=78),
+        epilog=textwrap.fill(
+            "Flags override PIPELINE_* environment variables, which override the config "
+            "file. Exit status: 0 done, 2 usage/config error, 130 interrupted.", width=78)
+        + f"\n\nexamples:\n{_examples(prog)}",
     )
     parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl",
@@ -160,16 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config`` and a flag for every setting (shared with ``mcp``); read them back with
+def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``, which passes
+    ``batch=False`` to leave out the :data:`BATCH_ONLY` ones); read them back with
     :func:`settings_from_args`."""
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     for flag, name, keywords in _VALUED:
-        parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
     for flag, name, metavar in _REPEATED:
-        parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
-                            help=f"repeatable; {_default(name)}")
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, action="append", default=None,
+                                metavar=metavar, help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
+        if not batch and name in BATCH_ONLY:
+            continue
         help_text = _HELP[name] if name in ("head", "cache") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)

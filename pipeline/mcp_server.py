@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Takes the batch command's settings flags; they override PIPELINE_* "
         "environment variables, which override the config file.",
     )
-    add_settings_arguments(parser)
+    add_settings_arguments(parser, batch=False)
     parser.add_argument(
         "--search-backend", dest="search_backend", action="append", default=None,
         metavar="NAME", help="repeatable; search provider(s) in order of preference",

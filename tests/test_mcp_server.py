@@ -101,3 +101,14 @@ def test_usage_and_config_errors_are_one_line_and_exit_2(capsys, monkeypatch):
         assert line.startswith("extract-pipeline mcp: error: ") and message in line
     assert mcp_server.main(["--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: python -m pipeline mcp ")
+
+
+def test_help_lists_no_batch_only_flags(capsys):
+    from pipeline import cli, mcp_server
+
+    assert mcp_server.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for flag in ("--ordered", "--quiet", "--loops"):
+        assert flag not in out
+    assert {"ordered", "quiet", "loops"} <= cli.BATCH_ONLY  # the one list both commands read
+    assert "--per-host" in out and "--allow-private" in out

@@ -201,3 +201,16 @@ def test_the_summary_names_the_way_out_of_a_refused_address(tmp_path, capsys):
     assert "blocked 2" in summary
     assert summary.endswith("; to fetch refused addresses: --allow-net 127.0.0.1/32 or "
                             "--allow-private")
+
+
+def test_batch_help_ends_with_examples(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["/somewhere/pipeline/__main__.py", "--help"])
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m pipeline ")
+    examples = out.rstrip().split("\nexamples:\n", 1)[1].splitlines()
+    assert len(examples) >= 3
+    assert all(line.startswith("  python -m pipeline ") for line in examples)
+    assert any("--resume" in line for line in examples)
+    assert "--ordered" in out and "--loops" in out  # the batch command has its own flags
