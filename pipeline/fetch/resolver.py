@@ -46,8 +46,8 @@ class PolicyResolver(AbstractResolver):
         try:
             results = await asyncio.wait_for(self._inner.resolve(host, port, family),
                                              self._timeout)
-        except TimeoutError as exc:
-            raise OSError(f"DNS lookup timed out for {host}") from exc
+        except TimeoutError as exc:  # temporary, as the resolver's own EAI_AGAIN
+            raise socket.gaierror(socket.EAI_AGAIN, f"DNS lookup timed out for {host}") from exc
         allowed: list[ResolveResult] = []
         first_reason: str | None = None
         first_way_out = ""

@@ -18,6 +18,7 @@ import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
@@ -196,7 +197,10 @@ class VendorClient:
                               fatal=True) from exc
         except aiohttp.ClientError as exc:
             cause = vendor_reason(str(exc), type(exc).__name__)
-            raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc
+            retryable = (dns_retryable(exc) if isinstance(exc, aiohttp.ClientConnectorDNSError)
+                         else True)
+            raise VendorError(self.vendor, f"network error: {cause}",
+                              retryable=retryable) from exc
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         chunks: list[bytes] = []
