@@ -232,6 +232,19 @@ def test_tables_and_lists_inside_the_article_are_kept():
     assert "1. Close the windows" in doc.content and "2. Charge your phone." in doc.content
 
 
+def test_plain_text_has_one_line_per_table_row_and_no_markdown_escapes():
+    body = article(
+        f"<p>{PARA}</p><table><tr><th>Name</th><th>Mark</th></tr>"
+        "<tr><td>Alpha</td><td>a*b_c</td></tr><tr><td>Beta | pipe</td><td>[x]</td></tr></table>"
+        f"<p>{PARA}</p>"
+    )
+    text = run(page(body), "text").content
+    assert "Name | Mark\nAlpha | a*b_c\nBeta | pipe | [x]" in text
+    assert "\\" not in text
+    markdown = run(page(body), "markdown").content
+    assert "| Beta \\| pipe | \\[x\\] |" in markdown  # markdown still escapes
+
+
 def test_short_scored_result_falls_back_to_landmarks():
     body = (
         "<div class='promo'><p>" + "Buy now, limited offer, while stocks last. " * 2 + "</p></div>"
