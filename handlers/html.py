@@ -19,6 +19,7 @@ from handlers.html_clean import clean_tree
 from handlers.html_dom import parse, text_length, text_of
 from handlers.html_extract import best_candidate, remove_unlikely, take_threads
 from handlers.html_metadata import extract_metadata
+from handlers.html_readability import readability_main
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason, looks_binary
 from handlers.registry import HandlerContext
@@ -94,6 +95,16 @@ class HTMLHandler:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
+        if ctx.options.get("html_extractor") == "readability":
+            chosen = readability_main(text, ctx.base_url)
+            if chosen is not None:
+                clean_tree(chosen)
+            content = "" if chosen is None else render(chosen, markdown=markdown,
+                                                         base_url=ctx.base_url)
+            if not content.strip():
+                raise PipelineError("empty", "no extractable text on the page")
+            return Document(title=title, content=content, format=ctx.format,
+                            metadata=metadata)
         # Comments are left out unless asked for; then they follow the article.
         threads = take_threads(root) if ctx.options.get("include_comments") else []
         remove_unlikely(root)
