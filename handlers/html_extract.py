@@ -15,22 +15,23 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, name_words, names, text_length, text_of
 from handlers.html_tags import BLOCK_TAGS
 
-# Name patterns are matched against lower-cased class/id strings (``names``).
+# Removal patterns match whole words or word starts of ``name_words`` (" c product widget "):
+# "ad" never inside "pad", "nav" never inside "canvas".
 # Containers that are boilerplate by name, unless the name also says "this is the article".
 _UNLIKELY = re.compile(
-    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|newsletter|"
-    r"subscri|promo|"
-    r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
-    r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
-    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
-    r"tooltip|popover|hovercard|rollover",
+    r"\b(?:comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
+    r"newsletter|subscri|promo|advert|ads?\b|sponsor|sidebar|footer|nav|menu|breadcrumb|"
+    r"popup|modal|cookie|banner|masthead|widget|outbrain|taboola|sign ?up|login|toolbar|"
+    r"pagination|pager|skip|jump|print|rss\b|follow|more stories|read more|trending|popular|"
+    r"tooltip|popover|hovercard|rollover)"
+    r"|\w(?:nav|menu|sidebar|footer)\b",  # compounds: "topnav", "mainmenu"
 )
-# Names that say "this is the article" ("lead": the lede, whose "lead-" reads as an "ad-" slot).
-_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow|"
-                    r"\blead")
+# Names that say "this is the article" ("lead": the lede).
+_MAYBE = re.compile(r"\b(?:and\b|article|body|column|content|main|post|entry|story|text|"
+                    r"shadow|lead)")
 _POSITIVE = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
 )
@@ -41,14 +42,14 @@ _NEGATIVE = re.compile(
 )
 # Names that mark the article body itself: an "unlikely" wrapper around one stays.
 _ARTICLE_BODY = re.compile(
-    r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
-    r"main-?content|articlebody",
+    r"\b(?:article ?body|post ?body|entry ?content|post ?content|story ?body|hentry|h entry|"
+    r"main ?content)",
 )
 # Never removed for their names: the document, the article landmarks, links, and
 # blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
 _NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
 _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
-_COMMENTS = re.compile(r"comment|reply|replies|disqus|discussion")
+_COMMENTS = re.compile(r"\b(?:comment|reply|replies|disqus|discussion)")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
 # Containers whose loose text (outside block children) is a paragraph of their own: the
@@ -91,8 +92,9 @@ def _unlikely_name(text: str) -> bool:
 def remove_unlikely(root: etree._Element) -> None:
     """Drop navigation landmarks and containers named like boilerplate.
 
-    A named container holding most of the page's text is a layout wrapper misnamed (a
-    "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
+    A container holding most of the page's text, the article, or several paragraphs of prose
+    is a layout wrapper misnamed (a "sidebar layout" column, a page builder's "widget", a
+    ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go.
     """
     total = max(text_length(root), 1)
     code = inside_code(root)
@@ -105,23 +107,46 @@ def remove_unlikely(root: etree._Element) -> None:
                 or element.get("itemprop") == "comment"):
             doomed.append(element)
             continue
-        if (element.get("class") or element.get("id")) and _unlikely_name(names(element)):
+        if (element.get("class") or element.get("id")) and _unlikely_name(name_words(element)):
             doomed.append(element)
     removed: set[etree._Element] = set()
     for element in doomed:  # document order: an ancestor is decided before its descendants
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if element.tag not in _LANDMARK_TAGS and not _is_thread(element) and (
-            text_length(element) > total / 2 or _holds_article(element)
-        ):
+        if _is_thread(element):
+            pass
+        elif element.tag in _LANDMARK_TAGS:
+            # A landmark wrapping the page (a theme's layout, an unclosed <header>), not
+            # one as long as the article (a mega-menu, a footer of fine print).
+            if text_length(element) > _WRAPS_PAGE * total or _holds_article(element):
+                continue
+        elif (text_length(element) > total / 2 or _holds_article(element)
+              or holds_prose(element)):
             continue
         removed.add(element)
         drop(element)
 
 
+_WRAPS_PAGE = 0.75
+_PROSE_CHARS = 150
+_PROSE_PARAGRAPHS = 3
+
+
+def holds_prose(element: etree._Element) -> bool:
+    """Several long paragraphs that are not links: an article's text, whatever the
+    container is named."""
+    found = 0
+    for paragraph in element.iter("p"):
+        if text_length(paragraph) >= _PROSE_CHARS and link_density(paragraph) < 0.25:
+            found += 1
+            if found >= _PROSE_PARAGRAPHS:
+                return True
+    return False
+
+
 def _is_thread(element: etree._Element) -> bool:
     """A comment thread: out however much text it holds (comments are off by default)."""
-    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(names(element)))
+    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
 def take_threads(root: etree._Element) -> list[etree._Element]:
@@ -142,9 +167,9 @@ def _holds_article(element: etree._Element) -> bool:
     for node in element.iter("article", "div", "section"):
         if (node.get("itemprop") or "").lower() == "articlebody":
             return True
-        if node.tag == "article" and not _COMMENTS.search(names(node)):
+        if node.tag == "article" and not _COMMENTS.search(name_words(node)):
             return True
-        if node is not element and _ARTICLE_BODY.search(names(node)):
+        if node is not element and _ARTICLE_BODY.search(name_words(node)):
             return True
     return False
 

@@ -1,0 +1,69 @@
+"""Each main-content mechanism pinned by a small hand-written page (not a copy of any real
+page): what the page holds, and what the extraction must keep and leave out."""
+
+from __future__ import annotations
+
+from handlers.html import HTML_HANDLER
+from handlers.registry import HandlerContext
+
+NAV = ("<nav><a href='/'>Home</a> <a href='/about'>About us</a> <a href='/shop'>Shop</a> "
+       "<a href='/blog'>Blog</a> <a href='/contact'>Contact</a></nav>")
+FOOTER = "<footer><p>Copyright 2025 Example Company. All rights reserved.</p></footer>"
+
+
+def sentences(topic: str, count: int = 3) -> list[str]:
+    """``count`` distinct paragraphs of plain prose about ``topic``."""
+    return [
+        f"The {topic} was studied for {n + 2} years, and the team found that small changes, "
+        f"made early and checked often, mattered more than any single large decision about "
+        f"the {topic} (finding {n + 1}, written up in the spring report)."
+        for n in range(count)
+    ]
+
+
+def paragraphs(texts: list[str]) -> str:
+    return "".join(f"<p>{t}</p>" for t in texts)
+
+
+def extract(body: str, fmt: str = "text", head: str = "<title>A page</title>") -> str:
+    html = f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
+    return HTML_HANDLER.handle(html.encode(), HandlerContext(url="https://example.test/p",
+                                                             format=fmt)).content
+
+
+def test_boilerplate_names_match_whole_words_not_fragments():
+    article = sentences("river delta")
+    about = ("This site collects notes from volunteers who walk the same paths every week "
+             "and write down what they see along the way in plain words for everyone. ") * 5
+    # "pad-" holds "ad-", "canvas" holds "nav": neither is a boilerplate word.
+    body = (f"{NAV}<div class='pad-y-4 canvas-wrap'>{paragraphs(article)}</div>"
+            f"<div class='site-info'><p>{about}</p></div>{FOOTER}")
+    text = extract(body)
+    assert all(p in text for p in article)
+    assert "About us" not in text and "Copyright" not in text
+
+
+def test_a_named_container_holding_several_paragraphs_of_prose_stays():
+    # A page builder names every section "widget": its sections are the page.
+    sections = [sentences(topic) for topic in ("harbour", "lighthouse", "ferry")]
+    body = NAV + "".join(
+        f"<div class='builder-widget widget-type-module'><h2>Part {i}</h2>{paragraphs(s)}</div>"
+        for i, s in enumerate(sections)) + FOOTER
+    text = extract(body)
+    assert all(p in text for s in sections for p in s)
+    assert "About us" not in text and "Copyright" not in text
+    # ... while a real widget, short and linking elsewhere, still goes.
+    widget = ("<div class='widget'><a href='/x'>Most read: the ten best walks</a> "
+              "<a href='/y'>Most read: a guide to tides</a></div>")
+    text = extract(f"<article>{paragraphs(sentences('harbour'))}{widget}</article>")
+    assert "Most read" not in text
+
+
+def test_a_landmark_wrapping_the_page_keeps_the_article_inside_it():
+    article = sentences("mountain railway", 4)
+    # An unclosed <header>: the parser puts the rest of the page inside it.
+    body = (f"<header><div class='logo'>Example Company</div>{NAV}"
+            f"<div class='main-area'><h1>The railway</h1>{paragraphs(article)}</div>{FOOTER}")
+    text = extract(body)
+    assert all(p in text for p in article)
+    assert "About us" not in text and "Copyright" not in text
