@@ -17,7 +17,7 @@ from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dom import parse, text_length, text_of
-from handlers.html_extract import best_candidate, remove_unlikely, take_threads
+from handlers.html_extract import best_candidate, holds_prose, remove_unlikely, take_threads
 from handlers.html_metadata import extract_metadata
 from handlers.html_readability import readability_main
 from handlers.html_render import render
@@ -91,7 +91,7 @@ class HTMLHandler:
         title_element = next(root.iter("title"), None)
         page_title = "" if title_element is None else text_of(title_element)
         reason = challenge_reason(page_title, text, body_element, visible)
-        if reason:
+        if reason and not holds_prose(page):  # an interstitial never holds an article
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
