@@ -25,6 +25,10 @@ from handlers.html_tags import DROP_TAGS
 HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "element-hidden",
                             "visually-hidden", "visuallyhidden", "sr-only",
                             "screen-reader-text", "invisible", "display-none"})
+# A breakpoint class that displays the element: "hidden lg:block", "d-none d-md-flex".
+_SHOWN_AT_WIDTH = re.compile(
+    r"^(?:(?:sm|md|lg|xl|2xl):(?:block|flex|grid|inline|inline-block|inline-flex|table|contents)"
+    r"|d-(?:sm|md|lg|xl|xxl)-(?:block|flex|grid|inline|inline-block|inline-flex|table))$")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:")
 
@@ -39,7 +43,8 @@ def _is_hidden(element: etree._Element, names: list[str]) -> bool:
     if "class" not in names:
         return False
     classes = element.get("class", "").lower().split()
-    return not HIDDEN_CLASSES.isdisjoint(classes)
+    return not HIDDEN_CLASSES.isdisjoint(classes) and not any(
+        _SHOWN_AT_WIDTH.match(c) for c in classes)
 
 
 _TUCKED_AWAY_CHARS = 500  # hidden or <noscript> text worth reading as the page ...

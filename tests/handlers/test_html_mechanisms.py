@@ -67,3 +67,54 @@ def test_a_landmark_wrapping_the_page_keeps_the_article_inside_it():
     text = extract(body)
     assert all(p in text for p in article)
     assert "About us" not in text and "Copyright" not in text
+
+
+def test_a_hidden_class_shown_at_a_breakpoint_is_visible_content():
+    wide = sentences("glacier")
+    body = (f"{NAV}<div class='hidden lg:block'>{paragraphs(wide)}</div>"
+            f"<div class='d-none d-md-block'><p>Shown from medium screens up, as a note about "
+            f"the glacier survey and its maps.</p></div>"
+            f"<div class='hidden'><p>Never shown: a dialog's text.</p></div>{FOOTER}")
+    text = extract(body)
+    assert all(p in text for p in wide) and "Shown from medium screens up" in text
+    assert "Never shown" not in text
+
+
+def test_text_only_in_noscript_is_the_page_when_it_shows_nothing_else():
+    posts = sentences("tide tables", 4)
+    body = ("<div id='app'></div><script>start()</script>"
+            "<noscript><div class='crawler-view'>"
+            + "".join(f"<div class='post'><span class='author'>user{i}</span>"
+                      f"<p>{p}</p></div>" for i, p in enumerate(posts))
+            + "</div></noscript>")
+    text = extract(body)
+    assert all(p in text for p in posts)
+    # A page with content of its own keeps ignoring its <noscript> fallback notes.
+    text = extract(f"{paragraphs(posts)}<noscript><p>{'Please turn on scripts. ' * 40}</p>"
+                   "</noscript>")
+    assert "Please turn on scripts" not in text
+
+
+def test_a_render_parked_in_a_hidden_container_is_the_page():
+    article = sentences("orchard", 4)
+    body = (f"<div id='root'><p>Loading…</p></div><div hidden id='S:0'>{paragraphs(article)}"
+            "</div><script>moveIntoPlace()</script>")
+    text = extract(body)
+    assert all(p in text for p in article)
+
+
+def test_a_captcha_setting_in_page_data_does_not_make_a_short_thread_a_challenge():
+    post = ("Has anyone tried the new export option? It works for me on small files, but "
+            "large ones stop halfway and the log says nothing useful.")
+    data = ('<script type="application/json" id="data-settings">{"plugin_hcaptcha_enabled":'
+            'false,"hcaptcha_site_key":""}</script>')
+    text = extract(f"{data}<div class='topic'><h1>Export stops halfway</h1><p>{post}</p></div>")
+    assert post in text
+
+
+def test_a_page_holding_an_article_is_not_a_challenge_whatever_its_widgets_say():
+    article = sentences("canal lock", 3)
+    form = ("<form class='comment-form'><div class='g-recaptcha' data-sitekey='x'></div>"
+            "<p>Please complete the captcha to post a comment.</p></form>")
+    text = extract(f"<article>{paragraphs(article)}</article>{form}")
+    assert all(p in text for p in article)
