@@ -17,7 +17,15 @@ from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dom import parse, text_length, text_of
-from handlers.html_extract import best_candidate, holds_prose, remove_unlikely, take_threads
+from handlers.html_extract import (
+    best_candidate,
+    drop_threads,
+    find_threads,
+    holds_prose,
+    is_discussion,
+    remove_unlikely,
+    take_threads,
+)
 from handlers.html_metadata import extract_metadata
 from handlers.html_readability import readability_main
 from handlers.html_render import render
@@ -105,13 +113,22 @@ class HTMLHandler:
                 raise PipelineError("empty", "no extractable text on the page")
             return Document(title=title, content=content, format=ctx.format,
                             metadata=metadata)
-        # Comments are left out unless asked for; then they follow the article.
-        threads = take_threads(root) if ctx.options.get("include_comments") else []
-        remove_unlikely(root)
+        # Comments are left out unless asked for; then they follow the article. On a
+        # discussion page the threads are the content.
+        remove_unlikely(root, keep_threads=True)
+        declared = metadata.get("page_type")
+        threads = find_threads(root)
+        discussion = declared in (None, "forum") and is_discussion(
+            page, threads, declared=declared == "forum")
+        if discussion:
+            threads = []  # the content, not comments to append
+        else:
+            threads = take_threads(root) if ctx.options.get("include_comments") else []
+            drop_threads(root)
         main = best_candidate(page)
         content = ""
         if main is not None:
-            trim_content(main, title, metadata.get("byline"))
+            trim_content(main, title, metadata.get("byline"), discussion=discussion)
             content = render(main, markdown=markdown, base_url=ctx.base_url)
         if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
             content = self._fallback(root, text, content, markdown, ctx.base_url,

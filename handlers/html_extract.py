@@ -89,12 +89,13 @@ def _unlikely_name(text: str) -> bool:
     return bool(_UNLIKELY.search(text)) and not _MAYBE.search(text)
 
 
-def remove_unlikely(root: etree._Element) -> None:
+def remove_unlikely(root: etree._Element, keep_threads: bool = False) -> None:
     """Drop navigation landmarks and containers named like boilerplate.
 
     A container holding most of the page's text, the article, or several paragraphs of prose
     is a layout wrapper misnamed (a "sidebar layout" column, a page builder's "widget", a
-    ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go.
+    ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go,
+    unless ``keep_threads`` (the page is a discussion: its threads are the content).
     """
     total = max(text_length(root), 1)
     code = inside_code(root)
@@ -102,6 +103,8 @@ def remove_unlikely(root: etree._Element) -> None:
     for element in root.iter():
         tag = element.tag
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
+            continue
+        if keep_threads and _is_thread(element):
             continue
         if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
                 or element.get("itemprop") == "comment"):
@@ -149,8 +152,8 @@ def _is_thread(element: etree._Element) -> bool:
     return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
-def take_threads(root: etree._Element) -> list[etree._Element]:
-    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
+def find_threads(root: etree._Element) -> list[etree._Element]:
+    """The page's outermost comment threads, in document order."""
     threads: list[etree._Element] = []
     code = inside_code(root)
     for element in root.iter():
@@ -158,9 +161,54 @@ def take_threads(root: etree._Element) -> list[etree._Element]:
                 and element not in code and _is_thread(element)
                 and not any(a in threads for a in element.iterancestors())):
             threads.append(element)
+    return threads
+
+
+def drop_threads(root: etree._Element) -> None:
+    """Remove the comment threads that ``remove_unlikely(keep_threads=True)`` left."""
+    code = inside_code(root)
+    doomed = [e for e in root.iter() if isinstance(e.tag, str) and e.tag not in _NEVER_UNLIKELY
+              and e not in code and _is_thread(e) and (
+                  e.get("itemprop") == "comment" or _unlikely_name(name_words(e)))]
+    for element in doomed:
+        drop(element)
+
+
+def take_threads(root: etree._Element) -> list[etree._Element]:
+    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
+    threads = find_threads(root)
     for thread in threads:
         drop(thread)
     return threads
+
+
+def is_discussion(root: etree._Element, threads: list[etree._Element],
+                  declared: bool = False) -> bool:
+    """The threads are the page (a forum thread, questions and answers), not comments below
+    an article: nothing outside them reads like one. On a page that declares itself a
+    discussion, prose outside the threads shorter than they are is the opening post."""
+    if not threads:
+        return False
+    inside = set(threads)
+    outside = found = 0
+    for paragraph in root.iter("p"):
+        if any(a in inside for a in paragraph.iterancestors()):
+            continue
+        length = text_length(paragraph)
+        outside += length
+        found += length >= _PROSE_CHARS and link_density(paragraph) < 0.25
+    if not declared:
+        return found < _PROSE_PARAGRAPHS and not any(
+            text_length(a) >= _PROSE_CHARS for a in _articles(root)
+            if not any(p in inside for p in a.iterancestors()) and a not in inside)
+    return outside < sum(text_length(t) for t in threads)
+
+
+def _articles(root: etree._Element) -> Iterator[etree._Element]:
+    """Elements that say "I am the article": ``<article>`` and ``itemprop=articleBody``."""
+    for element in root.iter("article", "div", "section"):
+        if element.tag == "article" or (element.get("itemprop") or "").lower() == "articlebody":
+            yield element
 
 
 def _holds_article(element: etree._Element) -> bool:

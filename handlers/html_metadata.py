@@ -16,6 +16,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from handlers.html_dom import text_of
+from handlers.html_page_type import page_type
 
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
@@ -213,7 +214,8 @@ def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
 def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
     """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
     meta = _meta(root)
-    ld = _article_ld(_json_ld_objects(root))
+    objects = _json_ld_objects(root)
+    ld = _article_ld(objects)
     publisher = ld.get("publisher")
     site = meta.get("og:site_name") or meta.get("application-name") or (
         _names(publisher)[0] if _names(publisher) else None
@@ -241,5 +243,6 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
         "description": meta.get("description") or meta.get("og:description"),
         "canonical_url": urljoin(base_url, canonical) if canonical else None,
         "image": urljoin(base_url, image) if image else None,
+        "page_type": page_type(root, meta, objects),
     }
     return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

@@ -118,3 +118,71 @@ def test_a_page_holding_an_article_is_not_a_challenge_whatever_its_widgets_say()
             "<p>Please complete the captcha to post a comment.</p></form>")
     text = extract(f"<article>{paragraphs(article)}</article>{form}")
     assert all(p in text for p in article)
+
+
+def forum_page(posts: list[tuple[str, str, str]], declared: bool) -> str:
+    """A thread: each post an author, a date and its text, in comment-named containers."""
+    ld = ('<script type="application/ld+json">{"@context": "https://schema.org", '
+          '"@type": "DiscussionForumPosting", "headline": "Tide times at the old pier"}'
+          "</script>") if declared else ""
+    items = "".join(
+        f"<article class='comment post'><div class='post-author'>{who}</div>"
+        f"<time datetime='2024-03-0{i + 1}'>{when}</time><div class='post-body'><p>{text}</p>"
+        f"</div></article>" for i, (who, when, text) in enumerate(posts))
+    suggested = ("<div class='suggested-topics'><h3>Suggested topics</h3><ul>"
+                 "<li><a href='/t/1'>Best fishing spots near the pier</a></li>"
+                 "<li><a href='/t/2'>Parking at the harbour</a></li></ul></div>")
+    return (f"{ld}{NAV}<aside class='sidebar'><p>Welcome to the forum!</p></aside>"
+            f"<main><h1>Tide times at the old pier</h1><div class='comments thread'>{items}"
+            f"</div>{suggested}</main>{FOOTER}")
+
+
+POSTS = [
+    ("harbourmaster", "March 1, 2024", "Does anyone know whether the tide tables posted at the "
+     "old pier are still correct after the works last winter?"),
+    ("gull_watcher", "March 1, 2024", "They were updated in February, but the low tide times "
+     "are about ten minutes early compared with what I saw."),
+    ("harbourmaster", "March 2, 2024", "Thanks, that matches what I noticed on Sunday, so I "
+     "will add ten minutes for now."),
+]
+
+
+def test_a_forum_thread_is_its_posts_with_author_and_date_in_order():
+    for declared in (True, False):  # by its structured data, or by its structure alone
+        text = extract(forum_page(POSTS, declared))
+        position = 0
+        for part in (part for post in POSTS for part in post):  # all there, in page order
+            position = text.index(part, position) + len(part)
+        for gone in ("Suggested topics", "Best fishing spots", "Welcome to the forum",
+                     "About us", "Copyright"):
+            assert gone not in text
+
+
+def test_comments_below_an_article_still_go():
+    article = sentences("sea wall")
+    comments = "".join(f"<div class='comment'><p>{t}</p></div>" for _, _, t in POSTS)
+    text = extract(f"<article>{paragraphs(article)}</article>"
+                   f"<section class='comments'>{comments}</section>")
+    assert all(p in text for p in article)
+    assert not any(t in text for _, _, t in POSTS)
+
+
+def metadata(head: str, body: str = "<p>x</p>") -> dict:
+    html = f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
+    return HTML_HANDLER.handle(html.encode(), HandlerContext(url="https://example.test/p",
+                                                             format="text")).metadata
+
+
+def test_page_type_comes_from_what_the_page_declares():
+    def ld(kind: str) -> str:
+        return f'<script type="application/ld+json">{{"@type": "{kind}"}}</script>'
+
+    assert metadata(ld("QAPage"))["page_type"] == "forum"
+    assert metadata(ld("Product") + ld("BreadcrumbList"))["page_type"] == "product"
+    assert metadata(ld("NewsArticle"))["page_type"] == "article"
+    assert metadata(ld("CollectionPage"))["page_type"] == "listing"
+    assert metadata("<meta property='og:type' content='product'>")["page_type"] == "product"
+    assert metadata("<meta name='generator' content='Sphinx 7.2'>")["page_type"] == "docs"
+    micro = "<div itemscope itemtype='https://schema.org/DiscussionForumPosting'><p>x</p></div>"
+    assert metadata("", micro)["page_type"] == "forum"
+    assert "page_type" not in metadata("<title>Nothing declared</title>")
