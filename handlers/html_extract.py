@@ -26,7 +26,7 @@ _UNLIKELY = re.compile(
     r"newsletter|subscri|promo|advert|ads?\b|sponsor|sidebar|footer|nav|menu|breadcrumb|"
     r"popup|modal|cookie|banner|masthead|widget|outbrain|taboola|sign ?up|login|toolbar|"
     r"pagination|pager|skip|jump|print|rss\b|follow|more stories|read more|trending|popular|"
-    r"tooltip|popover|hovercard|rollover)"
+    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust)"
     r"|\w(?:nav|menu|sidebar|footer)\b",  # compounds: "topnav", "mainmenu"
 )
 # Names that say "this is the article" ("lead": the lede).
@@ -48,7 +48,11 @@ _ARTICLE_BODY = re.compile(
 # Never removed for their names: the document, the article landmarks, links, and
 # blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
 _NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
-_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner",
+                                "dialog", "alertdialog"})
+# Cookie consent, sign-up prompts: out however much text they hold.
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_CONSENT = re.compile(r"\b(?:consent|gdpr|onetrust)")
 _COMMENTS = re.compile(r"\b(?:comment|reply|replies|disqus|discussion)")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
@@ -116,7 +120,7 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False) -> None:
     for element in doomed:  # document order: an ancestor is decided before its descendants
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if _is_thread(element):
+        if _is_thread(element) or _is_dialog(element):
             pass
         elif element.tag in _LANDMARK_TAGS:
             # A landmark wrapping the page (a theme's layout, an unclosed <header>), not
@@ -145,6 +149,10 @@ def holds_prose(element: etree._Element) -> bool:
             if found >= _PROSE_PARAGRAPHS:
                 return True
     return False
+
+
+def _is_dialog(element: etree._Element) -> bool:
+    return element.get("role") in _DIALOG_ROLES or bool(_CONSENT.search(name_words(element)))
 
 
 def _is_thread(element: etree._Element) -> bool:
@@ -333,6 +341,7 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
         else:
             break
     return _with_siblings(top, scores)
+
 
 
 def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:

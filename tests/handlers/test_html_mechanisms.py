@@ -186,3 +186,18 @@ def test_page_type_comes_from_what_the_page_declares():
     micro = "<div itemscope itemtype='https://schema.org/DiscussionForumPosting'><p>x</p></div>"
     assert metadata("", micro)["page_type"] == "forum"
     assert "page_type" not in metadata("<title>Nothing declared</title>")
+
+
+def test_consent_dialogs_are_boilerplate_however_long():
+    notice = ("We and our partners store and access personal data, like browsing data or "
+              "unique identifiers, on your device, and process it to measure and improve our "
+              "services, as described in the notice you can change at any time. ") * 2
+    dialog = (f"<div id='privacy-sdk' role='dialog'><p>{notice}</p><p>{notice}</p>"
+              f"<p>{notice}</p></div>")
+    named = f"<div class='consent-manager'><p>{notice}</p><p>{notice}</p><p>{notice}</p></div>"
+    post = ("The ferry timetable changes on Monday; the first boat now leaves at seven, and "
+            "the last one an hour earlier than before, so plan the return trip with care and "
+            "check the board at the pier.")
+    for banner in (dialog, named):
+        text = extract(f"{banner}<div class='topic'><h1>Ferry times</h1><p>{post}</p></div>")
+        assert post in text and "personal data" not in text
