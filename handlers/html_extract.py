@@ -280,6 +280,21 @@ def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
     return {node: score * (1 - link_density(node)) for node, score in scores.items()}
 
 
+def prose_mass(root: etree._Element) -> dict[etree._Element, int]:
+    """Characters of readable text (paragraphs of 25+ characters outside links) under each
+    element, for every element above such a paragraph."""
+    mass: dict[etree._Element, int] = {}
+    for paragraph, text, _scores_itself in _paragraphs(root):
+        if len(text) < 25:
+            continue
+        chars = int(len(text) * (1 - link_density(paragraph)))
+        node = paragraph
+        while node is not None:
+            mass[node] = mass.get(node, 0) + chars
+            node = node.getparent()
+    return mass
+
+
 def _ancestors(element: etree._Element) -> list[etree._Element]:
     found = []
     node = element.getparent()
@@ -340,8 +355,20 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
             parent = top.getparent()
         else:
             break
+    # A winner holding little of the page's prose is one block of many (a review, a product
+    # feature, an FAQ answer): climb to the ancestor that holds most of it, if not links.
+    mass = {} if holds_prose(top) else prose_mass(root)
+    whole = mass.get(root, 0)
+    if whole and mass.get(top, 0) < _COVERS * whole:
+        for ancestor in _ancestors(top):
+            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor) < 0.5:
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
     return _with_siblings(top, scores)
 
+
+_COVERS = 0.5
 
 
 def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:

@@ -201,3 +201,19 @@ def test_consent_dialogs_are_boilerplate_however_long():
     for banner in (dialog, named):
         text = extract(f"{banner}<div class='topic'><h1>Ferry times</h1><p>{post}</p></div>")
         assert post in text and "personal data" not in text
+
+
+def test_one_block_of_many_climbs_to_the_container_holding_them_all():
+    # A page of reviews, each in its own block (builder-made class names, no shared kind),
+    # one long and full of commas: that one must not stand for the page.
+    reviews = [f"The {topic} class was the best part of my week and I left feeling calm."
+               for topic in ("morning", "evening", "weekend", "beginners", "breathing")]
+    reviews.insert(2, "Warm, patient, precise, funny, and always prepared, she makes every "
+                   "session, from the first stretch to the last rest, feel personal, careful, "
+                   "and calm, even for people, like me, who had never tried it before.")
+    body = NAV + "<div class='reviews'>" + "".join(
+        f"<div class='blk-{n}a{n}'><div class='block-content'><p>{r}</p><p>- Reader {n}</p>"
+        f"</div></div>" for n, r in enumerate(reviews)) + "</div>" + FOOTER
+    text = extract(body)
+    assert all(review in text for review in reviews)
+    assert "About us" not in text and "Copyright" not in text
