@@ -23,6 +23,7 @@ from handlers.html_extract import (
     find_threads,
     holds_prose,
     is_discussion,
+    prose_mass,
     remove_unlikely,
     take_threads,
 )
@@ -44,6 +45,7 @@ _LANDMARK_TAGS = ("article", "main")
 _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
 _LONGER = 1.3
+_PROSE_SHARE = 0.5
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
 
 
@@ -130,9 +132,11 @@ class HTMLHandler:
         if main is not None:
             trim_content(main, title, metadata.get("byline"), discussion=discussion)
             content = render(main, markdown=markdown, base_url=ctx.base_url)
-        if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
+        enough = max(MIN_CHARS, _SHORT_SHARE * len(visible))
+        if len(content) < enough:
             content = self._fallback(root, text, content, markdown, ctx.base_url,
-                                     (title, metadata.get("byline")))
+                                     (title, metadata.get("byline")), discussion, enough,
+                                     declared == "article")
         if not content.strip():
             raise PipelineError("empty", "no extractable text on the page")
         comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
@@ -144,22 +148,49 @@ class HTMLHandler:
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
-                  base_url: str, header: tuple[str | None, str | None]) -> str:
+                  base_url: str, header: tuple[str | None, str | None],
+                  discussion: bool, enough: float, article: bool) -> str:
+        # Retry: names can mislead (a page builder's "widget" sections), so score again with
+        # only what is boilerplate by tag or role (navigation, threads, dialogs) removed.
+        page = _page(_boilerplate_out(text, discussion))
+        main = best_candidate(page)
+        if main is not None:
+            trim_content(main, *header, discussion=discussion)
+            content = _longer(render(main, markdown=markdown, base_url=base_url), content)
+        if len(content) >= enough:
+            return content
         landmark = _landmark(root)
         if landmark is not None:
             trim_content(landmark, *header)
-            candidate = render(landmark, markdown=markdown, base_url=base_url)
-            # Only a clearly longer text: the landmark usually holds what we had, plus furniture.
-            if len(candidate) > _LONGER * len(content):
-                content = candidate
-        if len(content) >= MIN_CHARS:
+            content = _longer(render(landmark, markdown=markdown, base_url=base_url), content)
+        if len(content) >= (MIN_CHARS if article else enough):
+            return content  # an article may be short beside a busy page
+        # Last, the whole page, still without its navigation, header and footer, unless what
+        # we have is most of the page's prose (a short article on a page of menus).
+        page = _page(_boilerplate_out(text, discussion))
+        if content and len(content) >= _PROSE_SHARE * prose_mass(page).get(page, 0):
             return content
-        fresh = parse(text)  # the unlikely-named containers are gone from ``root``
-        clean_tree(fresh)
-        page = fresh.find("body")
-        candidate = render(fresh if page is None else page, markdown=markdown,
-                           base_url=base_url)
+        candidate = render(page, markdown=markdown, base_url=base_url)
         return candidate if len(candidate) > len(content) else content
+
+
+def _page(root: etree._Element) -> etree._Element:
+    body = root.find("body")
+    return root if body is None else body
+
+
+def _boilerplate_out(text: str, discussion: bool) -> etree._Element:
+    """A fresh tree of the page, cleaned, with only tag- and role-named boilerplate out."""
+    fresh = parse(text)
+    clean_tree(fresh)
+    remove_unlikely(fresh, keep_threads=discussion, by_name=False)
+    return fresh
+
+
+def _longer(candidate: str, content: str) -> str:
+    """Only a clearly longer text replaces what we had: the second try usually holds it,
+    plus furniture."""
+    return candidate if len(candidate) > _LONGER * len(content) else content
 
 
 HTML_HANDLER = HTMLHandler()

@@ -93,13 +93,15 @@ def _unlikely_name(text: str) -> bool:
     return bool(_UNLIKELY.search(text)) and not _MAYBE.search(text)
 
 
-def remove_unlikely(root: etree._Element, keep_threads: bool = False) -> None:
+def remove_unlikely(root: etree._Element, keep_threads: bool = False,
+                    by_name: bool = True) -> None:
     """Drop navigation landmarks and containers named like boilerplate.
 
     A container holding most of the page's text, the article, or several paragraphs of prose
     is a layout wrapper misnamed (a "sidebar layout" column, a page builder's "widget", a
     ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go,
-    unless ``keep_threads`` (the page is a discussion: its threads are the content).
+    unless ``keep_threads`` (the page is a discussion: its threads are the content). Without
+    ``by_name`` only landmarks, boilerplate roles, threads and dialogs go.
     """
     total = max(text_length(root), 1)
     code = inside_code(root)
@@ -114,7 +116,9 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False) -> None:
                 or element.get("itemprop") == "comment"):
             doomed.append(element)
             continue
-        if (element.get("class") or element.get("id")) and _unlikely_name(name_words(element)):
+        if (element.get("class") or element.get("id")) and (
+                _unlikely_name(name_words(element)) if by_name
+                else _is_thread(element) or _is_dialog(element)):
             doomed.append(element)
     removed: set[etree._Element] = set()
     for element in doomed:  # document order: an ancestor is decided before its descendants

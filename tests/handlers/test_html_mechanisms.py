@@ -217,3 +217,26 @@ def test_one_block_of_many_climbs_to_the_container_holding_them_all():
     text = extract(body)
     assert all(review in text for review in reviews)
     assert "About us" not in text and "Copyright" not in text
+
+
+def test_when_names_remove_everything_the_retry_scores_without_them():
+    # Every block of this small page sits in a "widget": name-based removal leaves nothing.
+    # The retry keeps the page's own text and still drops its navigation and footer.
+    blocks = ["We repair bicycles of every make, usually on the same day, in our workshop.",
+              "Bring the bike in before noon, and it is ready to collect by five o'clock.",
+              "Wheels, brakes and gears are checked with every repair, free of charge."]
+    body = NAV + "".join(f"<div class='text-widget'><h2>Part {n}</h2><p>{b}</p></div>"
+                         for n, b in enumerate(blocks)) + FOOTER
+    text = extract(body)
+    assert all(b in text for b in blocks)
+    assert "About us" not in text and "Copyright" not in text
+
+
+def test_a_short_article_on_a_page_of_menus_is_kept_as_it_is():
+    article = paragraphs(sentences("bus depot", 2))
+    links = [f"<li><a href='/{i}/{j}'>Section {i}.{j}</a></li>" for i in range(12)
+             for j in range(12)]
+    menus = "".join(f"<div class='menu-col'><ul>{''.join(links[i:i + 12])}</ul></div>"
+                    for i in range(0, len(links), 12))
+    text = extract(f"<div class='links'>{menus}</div><div class='story'>{article}</div>")
+    assert "Section 3.4" not in text and "bus depot" in text
