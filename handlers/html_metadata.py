@@ -172,6 +172,16 @@ def _headings(root: etree._Element) -> list[str]:
     return [h for h in found if h][:12]
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _restates(heading: str, declared: list[str]) -> bool:
+    """At least half of the heading's words are in one of the declared titles."""
+    words = set(_WORD.findall(heading.lower()))
+    return bool(words) and any(
+        len(words & set(_WORD.findall(d.lower()))) >= 0.5 * len(words) for d in declared if d)
+
+
 def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
            site: str | None) -> str | None:
     title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
@@ -183,6 +193,13 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
     site_low = (site or "").lower()
     firsts = {_TITLE_SEPARATORS.split(d, maxsplit=1)[0].strip().lower() for d in declared if d}
     headings = [h for h in _headings(root) if len(h) >= 4 and h.lower() != site_low]
+    # The page's one <h1>, when a declared title says the same thing in other words
+    # ("Free SEO Checker" for "SEO Checker | Test your website"), is its headline.
+    h1s = [h for h in (squash(text_of(e)) for e in root.iter("h1"))
+           if len(h) >= 4 and h.lower() != site_low]
+    if len(h1s) == 1 and _restates(h1s[0], declared) and (
+            h1s[0].lower() not in parts - firsts):  # not the logo's site or book name
+        return h1s[0]
     # A visible heading that a declared title repeats is the headline itself; one that is
     # only a small part of it (the site name in the logo's <h1>) is not. Headlines come first
     # in titles ("Data Types - The Book"): a heading repeating the first part beats a menu's
