@@ -16,6 +16,7 @@ from lxml import etree
 from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
+from handlers.html_dates import dateline
 from handlers.html_dom import parse, text_length, text_of
 from handlers.html_extract import (
     best_candidate,
@@ -58,6 +59,18 @@ def _landmarks(root: etree._Element) -> list[list[etree._Element]]:
     return [by_tag, by_role, by_class]
 
 
+def _headline(root: etree._Element, title: str | None) -> etree._Element | None:
+    """The heading showing the title, else the first ``<h1>``."""
+    wanted = " ".join((title or "").split()).lower()
+    first = None
+    for heading in root.iter("h1", "h2"):
+        if wanted and " ".join(text_of(heading).split()).lower() == wanted:
+            return heading
+        if first is None and heading.tag == "h1":
+            first = heading
+    return first
+
+
 def _landmark(root: etree._Element) -> etree._Element | None:
     best, best_len = None, 0
     for group in _landmarks(root):
@@ -95,6 +108,10 @@ class HTMLHandler:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
         title, metadata = extract_metadata(root, ctx.base_url)
         hidden = clean_tree(root)
+        if "published" not in metadata:  # the date shown with the headline
+            shown = dateline(_headline(root, title))
+            if shown:
+                metadata["published"] = shown
         body_element = root.find("body")
         page = root if body_element is None else body_element
         visible = " ".join(text_of(page).split())

@@ -15,6 +15,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from handlers.html_dates import iso_date
 from handlers.html_dom import text_of
 from handlers.html_page_type import page_type
 
@@ -220,12 +221,10 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
 
 def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
           keys: tuple[str, ...], ld_key: str) -> str | None:
-    if isinstance(ld.get(ld_key), str) and ld[ld_key].strip():
-        return ld[ld_key].strip()
-    for key in keys:
-        if meta.get(key):
-            return meta[key]
-    return None
+    """The first declared date that reads as one, in ISO 8601."""
+    declared = [ld.get(ld_key)] + [meta.get(key) for key in keys]
+    return next((day for day in (iso_date(v) for v in declared if isinstance(v, str)) if day),
+                None)
 
 
 def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
@@ -242,8 +241,8 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
                                        "dc.date.issued", "sailthru.date", "parsely-pub-date"),
                       "datePublished")
     if not published:
-        times = [t.get("datetime") for t in root.iter("time") if t.get("datetime")]
-        published = times[0] if times else None
+        published = next((day for day in (iso_date(t.get("datetime"))
+                                          for t in root.iter("time")) if day), None)
     html = root if root.tag == "html" else root.getroottree().getroot()
     canonical = next((link.get("href") for link in root.iter("link")
                       if (link.get("rel") or "").lower() == "canonical" and link.get("href")),

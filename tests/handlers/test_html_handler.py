@@ -64,7 +64,7 @@ def test_title_cleaned_and_metadata():
     assert doc.metadata["byline"] == "Jane Doe"
     assert doc.metadata["site_name"] == "Example Site"
     assert doc.metadata["canonical_url"] == "https://example.org/a/canon"
-    assert doc.metadata["published"] == "2024-01-02T03:04:05Z"
+    assert doc.metadata["published"] == "2024-01-02T03:04:05+00:00"  # ISO 8601, offset spelled out
     assert doc.metadata["lang"] == "en"
 
 

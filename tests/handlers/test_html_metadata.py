@@ -19,8 +19,8 @@ def test_json_ld_graph_author_dates_and_publisher():
     title, meta = meta_of(html)
     assert title == "Rivers rise after storm"
     assert meta["byline"] == "Ana Lima"
-    assert meta["published"] == "2024-03-01T08:00:00Z"
-    assert meta["modified"] == "2024-03-02T09:00:00Z"
+    assert meta["published"] == "2024-03-01T08:00:00+00:00"
+    assert meta["modified"] == "2024-03-02T09:00:00+00:00"
     assert meta["site_name"] == "Example News"
 
 
