@@ -21,9 +21,9 @@ from handlers.html_dom import parse, text_length, text_of
 from handlers.html_extract import (
     best_candidate,
     drop_threads,
-    find_threads,
     holds_prose,
     is_discussion,
+    outermost,
     prose_mass,
     remove_unlikely,
     take_threads,
@@ -134,16 +134,15 @@ class HTMLHandler:
                             metadata=metadata)
         # Comments are left out unless asked for; then they follow the article. On a
         # discussion page the threads are the content.
-        remove_unlikely(root, keep_threads=True)
+        found = remove_unlikely(root, keep_threads=True)
         declared = metadata.get("page_type")
-        threads = find_threads(root)
         discussion = declared in (None, "forum") and is_discussion(
-            page, threads, declared=declared == "forum")
-        if discussion:
-            threads = []  # the content, not comments to append
-        else:
-            threads = take_threads(root) if ctx.options.get("include_comments") else []
-            drop_threads(root)
+            page, outermost(found), declared=declared == "forum")
+        threads = []  # on a discussion page, the content rather than comments to append
+        if not discussion:
+            if ctx.options.get("include_comments"):
+                threads = take_threads(found)
+            drop_threads(found)
         main = best_candidate(page)
         content = ""
         if main is not None:

@@ -94,31 +94,32 @@ def _unlikely_name(text: str) -> bool:
 
 
 def remove_unlikely(root: etree._Element, keep_threads: bool = False,
-                    by_name: bool = True) -> None:
+                    by_name: bool = True) -> list[etree._Element]:
     """Drop navigation landmarks and containers named like boilerplate.
 
     A container holding most of the page's text, the article, or several paragraphs of prose
     is a layout wrapper misnamed (a "sidebar layout" column, a page builder's "widget", a
     ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go,
-    unless ``keep_threads`` (the page is a discussion: its threads are the content). Without
-    ``by_name`` only landmarks, boilerplate roles, threads and dialogs go.
+    unless ``keep_threads``: then they stay and are returned (every thread element, in
+    document order) for the caller to decide. Without ``by_name`` only landmarks,
+    boilerplate roles, threads and dialogs go.
     """
     total = max(text_length(root), 1)
     code = inside_code(root)
     doomed = []
+    threads = []
     for element in root.iter():
         tag = element.tag
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
-        if keep_threads and _is_thread(element):
+        comment = element.get("itemprop") == "comment"
+        named = bool(element.get("class") or element.get("id"))
+        unlikely, thread, dialog = _name_kinds(name_words(element)) if named else _NOTHING
+        if keep_threads and (thread or comment):
+            threads.append(element)
             continue
-        if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
-                or element.get("itemprop") == "comment"):
-            doomed.append(element)
-            continue
-        if (element.get("class") or element.get("id")) and (
-                _unlikely_name(name_words(element)) if by_name
-                else _is_thread(element) or _is_dialog(element)):
+        by_tag = tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES or comment
+        if by_tag or (named and (unlikely if by_name else thread or dialog)):
             doomed.append(element)
     removed: set[etree._Element] = set()
     for element in doomed:  # document order: an ancestor is decided before its descendants
@@ -136,6 +137,16 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
             continue
         removed.add(element)
         drop(element)
+    return threads
+
+
+_NOTHING = (False, False, False)
+
+
+@lru_cache(maxsize=8192)
+def _name_kinds(words: str) -> tuple[bool, bool, bool]:
+    """Whether class/id words name boilerplate, a comment thread, a dialog."""
+    return (_unlikely_name(words), bool(_COMMENTS.search(words)), bool(_CONSENT.search(words)))
 
 
 _WRAPS_PAGE = 0.75
@@ -164,34 +175,26 @@ def _is_thread(element: etree._Element) -> bool:
     return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
-def find_threads(root: etree._Element) -> list[etree._Element]:
-    """The page's outermost comment threads, in document order."""
-    threads: list[etree._Element] = []
-    code = inside_code(root)
-    for element in root.iter():
-        if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
-                and element not in code and _is_thread(element)
-                and not any(a in threads for a in element.iterancestors())):
-            threads.append(element)
-    return threads
+def outermost(elements: list[etree._Element]) -> list[etree._Element]:
+    """The elements not inside another of them, in the given order."""
+    chosen = set(elements)
+    return [e for e in elements if not any(a in chosen for a in e.iterancestors())]
 
 
-def drop_threads(root: etree._Element) -> None:
-    """Remove the comment threads that ``remove_unlikely(keep_threads=True)`` left."""
-    code = inside_code(root)
-    doomed = [e for e in root.iter() if isinstance(e.tag, str) and e.tag not in _NEVER_UNLIKELY
-              and e not in code and _is_thread(e) and (
-                  e.get("itemprop") == "comment" or _unlikely_name(name_words(e)))]
-    for element in doomed:
-        drop(element)
+def drop_threads(threads: list[etree._Element]) -> None:
+    """Remove the comment threads ``remove_unlikely(keep_threads=True)`` left: those named
+    like boilerplate or marked as comments (a "reply" box inside a post is not a thread)."""
+    for element in threads:
+        if element.get("itemprop") == "comment" or _name_kinds(name_words(element))[0]:
+            drop(element)
 
 
-def take_threads(root: etree._Element) -> list[etree._Element]:
-    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
-    threads = find_threads(root)
-    for thread in threads:
+def take_threads(threads: list[etree._Element]) -> list[etree._Element]:
+    """Detach and return the outermost of ``threads`` (for ``include_comments``)."""
+    taken = outermost(threads)
+    for thread in taken:
         drop(thread)
-    return threads
+    return taken
 
 
 def is_discussion(root: etree._Element, threads: list[etree._Element],
