@@ -271,13 +271,21 @@ _TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 
               "th": -5, "h1": -5, "h2": -5, "h3": -5}
 
 
+_ITEM_TAGS = frozenset({"li", "dd"})
+
+
 def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
     """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
     scores: dict[etree._Element, float] = {}
     for paragraph, text, scores_itself in _paragraphs(root):
         if len(text) < 25:
             continue
-        points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
+        if paragraph.tag in _ITEM_TAGS:
+            # A list item is a line, not a paragraph: its commas are a citation's or a
+            # spec's, and a long list (references, captions) must not outweigh the prose.
+            points = 1 + min(len(text) // 100, 1)
+        else:
+            points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
         node, level = (paragraph if scores_itself else paragraph.getparent()), 0
         while node is not None and level < 3:
             if node not in scores:

@@ -240,3 +240,15 @@ def test_a_short_article_on_a_page_of_menus_is_kept_as_it_is():
                     for i in range(0, len(links), 12))
     text = extract(f"<div class='links'>{menus}</div><div class='story'>{article}</div>")
     assert "Section 3.4" not in text and "bus depot" in text
+
+
+def test_a_reference_list_does_not_outscore_the_article():
+    article = sentences("salt marsh", 3)
+    references = "".join(
+        f"<li>Author{n}, A., Writer, B., and Editor, C. ({2000 + n}). Marsh studies, volume "
+        f"{n}, pages {n * 10}-{n * 10 + 9}, Coastal Press, Harbour Town, second edition.</li>"
+        for n in range(14))
+    body = (f"{NAV}<div class='page'><div class='text'>{paragraphs(article)}</div>"
+            f"<div class='refs'><h2>References</h2><ol>{references}</ol></div></div>{FOOTER}")
+    text = extract(body)
+    assert all(p in text for p in article)
