@@ -23,6 +23,11 @@ _FURNITURE_NAMES = re.compile(
 )
 # Who wrote it and when: metadata in an article, content in each post of a discussion.
 _ATTRIBUTION_NAMES = re.compile(r"byline|dateline|author|timestamp|published|updated|posted")
+# What a forum shows beside each post besides its author and date: the poster's stats and
+# badges, their signature.
+_POSTER_FURNITURE = re.compile(
+    r"signature|user-?(?:extras|stats|badges|title|info-?extra)|badges?\b|reputation|"
+    r"post-?count|member-?(?:stats|since)|joined")
 _CREDIT = re.compile(
     r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
     r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
@@ -86,7 +91,7 @@ def _squash(text: str) -> str:
 @lru_cache(maxsize=8192)
 def _furniture_name(label: str, discussion: bool) -> bool:
     return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label) or (
-        not discussion and _ATTRIBUTION_NAMES.search(label)))
+        _POSTER_FURNITURE.search(label) if discussion else _ATTRIBUTION_NAMES.search(label)))
 
 
 def _removable_by_name(element: etree._Element, discussion: bool) -> bool:

@@ -127,8 +127,10 @@ def forum_page(posts: list[tuple[str, str, str]], declared: bool) -> str:
           "</script>") if declared else ""
     items = "".join(
         f"<article class='comment post'><div class='post-author'>{who}</div>"
+        f"<div class='user-stats'>Joined: Jan 2020 · Posts: {40 + i}</div>"
         f"<time datetime='2024-03-0{i + 1}'>{when}</time><div class='post-body'><p>{text}</p>"
-        f"</div></article>" for i, (who, when, text) in enumerate(posts))
+        f"</div><div class='signature'>Sailing since 1999 · Blue Heron II</div></article>"
+        for i, (who, when, text) in enumerate(posts))
     suggested = ("<div class='suggested-topics'><h3>Suggested topics</h3><ul>"
                  "<li><a href='/t/1'>Best fishing spots near the pier</a></li>"
                  "<li><a href='/t/2'>Parking at the harbour</a></li></ul></div>")
@@ -154,7 +156,7 @@ def test_a_forum_thread_is_its_posts_with_author_and_date_in_order():
         for part in (part for post in POSTS for part in post):  # all there, in page order
             position = text.index(part, position) + len(part)
         for gone in ("Suggested topics", "Best fishing spots", "Welcome to the forum",
-                     "About us", "Copyright"):
+                     "About us", "Copyright", "Joined", "Sailing since"):
             assert gone not in text
 
 
