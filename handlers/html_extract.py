@@ -380,10 +380,24 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break
+    # A list or table that wins (a manual's option list) is a part: climb to the closest
+    # ancestor holding clearly more text, if that is not mostly links.
+    if top.tag in _LISTS:
+        length = text_length(top)
+        for ancestor in _ancestors(top)[:_LIST_CLIMB]:
+            if (text_length(ancestor) >= _RICHER * length
+                    and link_density(ancestor) < _LIST_ANCESTOR_LINKS):
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
     return _with_siblings(top, scores)
 
 
 _COVERS = 0.5
+_LISTS = frozenset({"ul", "ol", "dl", "table"})
+_LIST_CLIMB = 4  # levels looked at above a winning list
+_RICHER = 1.5
+_LIST_ANCESTOR_LINKS = 0.3
 
 
 def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:

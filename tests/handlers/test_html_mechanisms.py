@@ -254,3 +254,20 @@ def test_a_reference_list_does_not_outscore_the_article():
             f"<div class='refs'><h2>References</h2><ol>{references}</ol></div></div>{FOOTER}")
     text = extract(body)
     assert all(p in text for p in article)
+
+
+def test_a_winning_option_list_climbs_to_the_manual_holding_it():
+    options = "".join(
+        f"<dt>--flag-{n}</dt><dd><p>Turn on behaviour number {n}, which changes how the tool "
+        f"reads, writes, and reports files, with defaults taken from the config, if any.</p>"
+        f"</dd>" for n in range(12))
+    description = [f"The tool copies files between two folders and keeps their dates as they "
+                   f"were in part {n} of the run." for n in range(6)]
+    examples = [f"Run it every night from a scheduled job to keep a spare copy of folder {n} "
+                f"somewhere safe." for n in range(5)]
+    body = (f"{NAV}<div class='manual'><div class='section'><h2>Description</h2>"
+            f"{paragraphs(description)}</div><div class='section'><h2>Options</h2>"
+            f"<div class='option-list'><dl>{options}</dl></div></div><div class='section'>"
+            f"<h2>Examples</h2>{paragraphs(examples)}</div></div>{FOOTER}")
+    text = extract(body)
+    assert all(p in text for p in description + examples) and "--flag-11" in text
