@@ -90,8 +90,9 @@ def _squash(text: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _furniture_name(label: str, discussion: bool) -> bool:
-    return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label) or (
-        _POSTER_FURNITURE.search(label) if discussion else _ATTRIBUTION_NAMES.search(label)))
+    return bool(label.strip()) and bool(
+        _FURNITURE_NAMES.search(label) or _POSTER_FURNITURE.search(label)
+        or (not discussion and _ATTRIBUTION_NAMES.search(label)))
 
 
 def _removable_by_name(element: etree._Element, discussion: bool) -> bool:
