@@ -122,8 +122,8 @@ def _data_table(table: etree._Element) -> bool:
 
 def _link_block(element: etree._Element) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
-    if element.tag not in _CONTAINERS:
-        return False
+    if element.tag not in _CONTAINERS or next(element.iter("a"), None) is None:
+        return False  # no link at all: no need to measure
     if element.tag == "table" and _data_table(element):
         return False  # rows of linked names with figures: data, not navigation
     length = text_length(element)
