@@ -24,6 +24,7 @@ from handlers.html_extract import (
     holds_prose,
     is_discussion,
     outermost,
+    product_block,
     prose_mass,
     remove_unlikely,
     take_threads,
@@ -143,7 +144,12 @@ class HTMLHandler:
             if ctx.options.get("include_comments"):
                 threads = take_threads(found)
             drop_threads(found)
+        headline = _headline(root, title) if declared == "product" else None
         main = best_candidate(page)
+        if headline is not None and headline.getparent() is not None and (
+                main is None or headline not in main.iter(headline.tag)):
+            block = product_block(headline)
+            main = main if block is None else block
         content = ""
         if main is not None:
             trim_content(main, title, metadata.get("byline"), discussion=discussion)

@@ -400,6 +400,22 @@ _RICHER = 1.5
 _LIST_ANCESTOR_LINKS = 0.3
 
 
+def product_block(name: etree._Element) -> etree._Element | None:
+    """On a product page, the block around the product's name that holds its description:
+    the closest ancestor with a description's worth of text. The scorer's pick elsewhere on
+    such a page is a review, an FAQ or a banner."""
+    node = name.getparent()
+    while node is not None and node.tag not in ("body", "html"):
+        if sum(len(text) for _e, text, _own in _paragraphs(node) if len(text) >= 25) >= (
+                _PRODUCT_PROSE):
+            return node
+        node = node.getparent()
+    return None
+
+
+_PRODUCT_PROSE = 1000  # a description's worth of text
+
+
 def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:
     parent = top.getparent()
     if parent is None:

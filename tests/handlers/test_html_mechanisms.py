@@ -271,3 +271,30 @@ def test_a_winning_option_list_climbs_to_the_manual_holding_it():
             f"<h2>Examples</h2>{paragraphs(examples)}</div></div>{FOOTER}")
     text = extract(body)
     assert all(p in text for p in description + examples) and "--flag-11" in text
+
+
+def test_a_product_page_is_its_name_price_description_and_specifications():
+    ld = ('<script type="application/ld+json">{"@type": "Product", "name": "Trail Lantern 300",'
+          ' "offers": {"price": "49.00"}}</script>')
+    description = [f"The Trail Lantern gives a warm even light for {n + 3} hours on one charge "
+                   f"and folds flat to fit in a side pocket of any pack." for n in range(10)]
+    specs = ("<table><tr><th>Weight</th><td>210 g</td></tr><tr><th>Light</th><td>300 lumen</td>"
+             "</tr><tr><th>Battery</th><td>USB-C, 4400 mAh</td></tr></table>")
+    product = (f"<div class='product'><div class='gallery'><img src='/l.jpg' alt='lantern'></div>"
+               f"<div class='info'><h1>Trail Lantern 300</h1><p class='price'>$49.00</p>"
+               f"{paragraphs(description)}{specs}</div></div>")
+    # A long FAQ full of commas: by the scorer's points it outweighs the description.
+    faq = "<div class='faq-list'>" + "".join(
+        f"<div class='faq-item'><h3>Question {n}?</h3><p>{a} Yes, no, maybe, often, rarely, "
+        f"in rain, in snow, at night, and, of course, on long trips.</p></div>"
+        for n, a in enumerate(sentences("lantern battery", 10))) + "</div>"
+    reviews = "".join(f"<div class='review'><p>{r}</p></div>" for r in sentences("camp", 4))
+    html = (f"<!doctype html><html><head><title>Trail Lantern 300 | Example Outdoors</title>"
+            f"{ld}</head><body>{NAV}{product}<section class='faq'><h2>FAQ</h2>{faq}</section>"
+            f"<section class='reviews'><h2>Reviews</h2>{reviews}</section>{FOOTER}</body></html>")
+    doc = HTML_HANDLER.handle(html.encode(), HandlerContext(url="https://example.test/p",
+                                                            format="text"))
+    assert doc.metadata["page_type"] == "product" and doc.title == "Trail Lantern 300"
+    assert "$49.00" in doc.content and all(p in doc.content for p in description)
+    assert "Weight | 210 g" in doc.content
+    assert "Question 1?" not in doc.content and "About us" not in doc.content
