@@ -185,7 +185,7 @@ def _figure_caption(element: etree._Element) -> bool:
     return (parent is not None and parent.tag == "figure"
             and element.tag in ("span", "div", "p", "small", "cite")
             and element.find(".//img") is None
-            and not any(element.iter("blockquote", "pre", "table", "code")))
+            and next(element.iter("blockquote", "pre", "table", "code"), None) is None)
 
 
 def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool) -> bool:

@@ -420,11 +420,14 @@ def test_figure_text_without_figcaption_is_a_caption_but_figure_quotes_stay():
         "<figure><img src='/a.jpg' alt='river'><span class='meta'>The river at dawn."
         " <cite>Jane Roe/Getty Images</cite></span></figure>"
         "<figure><blockquote>Words worth quoting, kept.</blockquote></figure>"
+        "<figure><div class='highlight'><pre>total = price * count</pre></div></figure>"
+        "<figure><div><table><tr><td>Oslo</td><td>12 mm</td></tr></table></div></figure>"
         f"<p>{PARA}</p>"
     )
     doc = run(page(body))
     assert "river at dawn" not in doc.content and "Getty" not in doc.content
     assert "Words worth quoting, kept." in doc.content
+    assert "total = price * count" in doc.content and "12 mm" in doc.content
 
 
 def test_comments_on_request_follow_the_article():
