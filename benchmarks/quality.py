@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
 import re
 import statistics
 import sys
@@ -408,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             else {name: SETS[name] for name in (args.set or list(SETS))})
     names = args.only.split(",") if args.only else list(RUNNERS)
     pages = {name: load_set(path) for name, path in sets.items()}
+    load_before = os.getloadavg()[0]
     results: dict[str, dict[str, list[Result]]] = {name: {} for name in sets}
     notes = []
     for name in names:
@@ -430,8 +432,10 @@ def main(argv: list[str] | None = None) -> int:
         f" --only {args.only}" if args.only else "")
     report = (
         "Content scored as the command line's `--format text` output (error record = empty); "
-        "CPU time per page (time.process_time, one process); ± is the std of 1000 bootstrap "
-        "resamples; errors = error records on pages whose truth has content.\n\n"
+        "CPU time per page (time.process_time, one process; machine load average "
+        f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end); ± is the std "
+        "of 1000 bootstrap resamples; errors = error records on pages whose truth has "
+        "content.\n\n"
         + "\n\n".join(parts) + "\n" + "".join(f"\n- {note}" for note in notes)
         + f"\n\nCommand: `python benchmarks/quality.py{options}`")
     print(report)
