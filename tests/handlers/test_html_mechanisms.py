@@ -31,6 +31,15 @@ def extract(body: str, fmt: str = "text", head: str = "<title>A page</title>") -
                                                              format=fmt)).content
 
 
+def page_keeps(body: str, kept: list[str]) -> str:
+    """The extracted text of ``body``: every kept paragraph in it, the page's navigation and
+    footer out."""
+    text = extract(body)
+    assert all(part in text for part in kept)
+    assert "About us" not in text and "Copyright" not in text
+    return text
+
+
 def test_boilerplate_names_match_whole_words_not_fragments():
     article = sentences("river delta")
     about = ("This site collects notes from volunteers who walk the same paths every week "
@@ -38,9 +47,7 @@ def test_boilerplate_names_match_whole_words_not_fragments():
     # "pad-" holds "ad-", "canvas" holds "nav": neither is a boilerplate word.
     body = (f"{NAV}<div class='pad-y-4 canvas-wrap'>{paragraphs(article)}</div>"
             f"<div class='site-info'><p>{about}</p></div>{FOOTER}")
-    text = extract(body)
-    assert all(p in text for p in article)
-    assert "About us" not in text and "Copyright" not in text
+    page_keeps(body, article)
 
 
 def test_a_named_container_holding_several_paragraphs_of_prose_stays():
@@ -49,9 +56,7 @@ def test_a_named_container_holding_several_paragraphs_of_prose_stays():
     body = NAV + "".join(
         f"<div class='builder-widget widget-type-module'><h2>Part {i}</h2>{paragraphs(s)}</div>"
         for i, s in enumerate(sections)) + FOOTER
-    text = extract(body)
-    assert all(p in text for s in sections for p in s)
-    assert "About us" not in text and "Copyright" not in text
+    text = page_keeps(body, [p for s in sections for p in s])
     # ... while a real widget, short and linking elsewhere, still goes.
     widget = ("<div class='widget'><a href='/x'>Most read: the ten best walks</a> "
               "<a href='/y'>Most read: a guide to tides</a></div>")
@@ -64,9 +69,7 @@ def test_a_landmark_wrapping_the_page_keeps_the_article_inside_it():
     # An unclosed <header>: the parser puts the rest of the page inside it.
     body = (f"<header><div class='logo'>Example Company</div>{NAV}"
             f"<div class='main-area'><h1>The railway</h1>{paragraphs(article)}</div>{FOOTER}")
-    text = extract(body)
-    assert all(p in text for p in article)
-    assert "About us" not in text and "Copyright" not in text
+    page_keeps(body, article)
 
 
 def test_a_hidden_class_shown_at_a_breakpoint_is_visible_content():
@@ -216,9 +219,7 @@ def test_one_block_of_many_climbs_to_the_container_holding_them_all():
     body = NAV + "<div class='reviews'>" + "".join(
         f"<div class='blk-{n}a{n}'><div class='block-content'><p>{r}</p><p>- Reader {n}</p>"
         f"</div></div>" for n, r in enumerate(reviews)) + "</div>" + FOOTER
-    text = extract(body)
-    assert all(review in text for review in reviews)
-    assert "About us" not in text and "Copyright" not in text
+    page_keeps(body, reviews)
 
 
 def test_when_names_remove_everything_the_retry_scores_without_them():
@@ -229,9 +230,7 @@ def test_when_names_remove_everything_the_retry_scores_without_them():
               "Wheels, brakes and gears are checked with every repair, free of charge."]
     body = NAV + "".join(f"<div class='text-widget'><h2>Part {n}</h2><p>{b}</p></div>"
                          for n, b in enumerate(blocks)) + FOOTER
-    text = extract(body)
-    assert all(b in text for b in blocks)
-    assert "About us" not in text and "Copyright" not in text
+    page_keeps(body, blocks)
 
 
 def test_a_short_article_on_a_page_of_menus_is_kept_as_it_is():
