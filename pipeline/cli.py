@@ -89,6 +89,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
+    ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
     ("--loops", "loops", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),

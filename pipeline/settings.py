@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -89,6 +89,9 @@ class Settings(BaseModel):
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
     include_comments: bool = Field(False, description="append a page's comment threads")
+    html_extractor: Literal["builtin", "readability"] = Field(
+        "builtin", description="main-content algorithm for HTML: builtin or readability "
+        "(readability-lxml, extra [readability])")
 
     # --- providers and compressor (see pipeline.providers, pipeline.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
