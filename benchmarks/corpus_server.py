@@ -11,6 +11,9 @@ decompressed once at start and kept in memory, so serving costs the server littl
   plain-text page of a few KB, so a run measures the engine per URL rather than per byte.
 * ``--latency S`` waits S seconds before answering each page request (GET and HEAD),
   standing in for a remote server's round trip without using CPU.
+* ``--validators`` gives every page an ``ETag`` and a ``Last-Modified`` and answers a matching
+  ``If-None-Match`` / ``If-Modified-Since`` with ``304 Not Modified`` (cache revalidation).
+  ``/stats`` counts the page requests served so far by method and status.
 
 It is a minimal HTTP/1.1 server on asyncio's protocol layer, with every response built at
 start: it stands in for the rest of the Internet, so its CPU should be near zero. (On the 2
@@ -34,6 +37,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,16 +125,31 @@ def dataset_bodies(kind: PageKind, directory: Path | None = None) -> list[bytes]
 class CorpusConfig:
     kind: PageKind = "html"
     latency: float = 0.0
+    validators: bool = False
+
+
+LAST_MODIFIED = "Wed, 01 Jan 2025 00:00:00 GMT"
 
 
 Schedule = Callable[[float, Callable[[], None]], object]
 MAX_HEAD = 64 * 1024  # a request head longer than this is refused
 
 
-def _response(status: str, content_type: str, body: bytes, *, head: bool = False) -> bytes:
+def _response(status: str, content_type: str, body: bytes, *, head: bool = False,
+              extra: tuple[str, ...] = ()) -> bytes:
     lines = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}",
-             f"Content-Length: {len(body)}", "", ""]
+             f"Content-Length: {len(body)}", *extra, "", ""]
     return "\r\n".join(lines).encode("ascii") + (b"" if head else body)
+
+
+def _header(head: bytes, name: bytes) -> bytes | None:
+    """The value of header ``name`` (lower-case, with the colon) in a request head."""
+    start = head.lower().find(b"\r\n" + name)
+    if start < 0:
+        return None
+    start += 2 + len(name)
+    end = head.find(b"\r\n", start)
+    return head[start:end if end >= 0 else len(head)].strip()
 
 
 class Corpus:
@@ -139,23 +158,52 @@ class Corpus:
     def __init__(self, bodies: list[bytes], config: CorpusConfig) -> None:
         content_type = f"text/{'html' if config.kind == 'html' else 'plain'}; charset=utf-8"
         self.latency = config.latency
-        self._get = [_response("200 OK", content_type, body) for body in bodies]
-        self._head = [_response("200 OK", content_type, body, head=True) for body in bodies]
-        info = {"pages": len(bodies), "kind": config.kind, "latency": config.latency}
+        self.validators = config.validators
+        self.counts: Counter[str] = Counter()
+        extras = [self._validators(i) for i in range(len(bodies))]
+        self._get = [_response("200 OK", content_type, body, extra=extra)
+                     for body, extra in zip(bodies, extras, strict=True)]
+        self._head = [_response("200 OK", content_type, body, head=True, extra=extra)
+                      for body, extra in zip(bodies, extras, strict=True)]
+        self._not_modified = [_response("304 Not Modified", content_type, b"", extra=extra)
+                              for extra in extras]
+        self._etags = [f'"{i}"'.encode() for i in range(len(bodies))]
+        info = {"pages": len(bodies), "kind": config.kind, "latency": config.latency,
+                **({"validators": True} if config.validators else {})}
         self._info = _response("200 OK", "application/json", json.dumps(info).encode())
         self._not_found = _response("404 Not Found", "text/plain", b"not found")
         self._bad_method = _response("405 Method Not Allowed", "text/plain", b"GET or HEAD")
 
-    def answer(self, method: bytes, target: bytes) -> tuple[bytes, float]:
-        """(the whole response, seconds to wait before sending it)."""
+    def _validators(self, index: int) -> tuple[str, ...]:
+        return (f'ETag: "{index}"', f"Last-Modified: {LAST_MODIFIED}") if self.validators else ()
+
+    def _unchanged(self, index: int, head: bytes) -> bool:
+        etag = _header(head, b"if-none-match:")
+        if etag is not None:
+            return etag == self._etags[index]
+        return _header(head, b"if-modified-since:") == LAST_MODIFIED.encode()
+
+    def answer(self, method: bytes, target: bytes, head: bytes = b"") -> tuple[bytes, float]:
+        """(the whole response, seconds to wait before sending it); ``head`` is the request's
+        header block (read only for conditional requests)."""
         if method not in (b"GET", b"HEAD"):
             return self._bad_method, 0.0
         path = target.split(b"?", 1)[0]
         if path == b"/info":
             return self._info, 0.0
+        if path == b"/stats":
+            return _response("200 OK", "application/json",
+                             json.dumps(dict(self.counts)).encode()), 0.0
         if path.startswith(b"/p/") and path[3:].isdigit():
             index = int(path[3:]) % len(self._get)
-            return (self._head if method == b"HEAD" else self._get)[index], self.latency
+            if method == b"HEAD":
+                self.counts["HEAD 200"] += 1
+                return self._head[index], self.latency
+            if self.validators and self._unchanged(index, head):
+                self.counts["GET 304"] += 1
+                return self._not_modified[index], self.latency
+            self.counts["GET 200"] += 1
+            return self._get[index], self.latency
         return self._not_found, 0.0
 
 
@@ -199,7 +247,7 @@ class CorpusProtocol(asyncio.Protocol):
             self._transport.close()
             return
         self._close_after = b"connection: close" in headers.lower()
-        response, delay = self._corpus.answer(parts[0], parts[1])
+        response, delay = self._corpus.answer(parts[0], parts[1], b"\r\n" + headers)
         self._busy = True
         if delay > 0:
             self._schedule(delay, lambda: self._send(response))
@@ -242,14 +290,15 @@ async def serve(config: CorpusConfig, port: int = 0, pages: list[bytes] | None =
 @contextlib.contextmanager
 def serve_in_subprocess(
     kind: PageKind = "html", latency: float = 0.0, python: str = sys.executable,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, validators: bool = False,
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """Run the server in its own process; yield ``(base_url, process)``, stop it on exit.
 
     The dataset folder is read from ``$PIPELINE_BENCH_DATASET`` in ``env`` (default: ours).
     """
     command = [python, str(Path(__file__).resolve()), "--port", "0",
-               "--kind", kind, "--latency", str(latency)]
+               "--kind", kind, "--latency", str(latency),
+               *(["--validators"] if validators else [])]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -271,9 +320,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument("--kind", choices=get_args(PageKind), default="html")
+    parser.add_argument("--validators", action="store_true",
+                        help="ETag/Last-Modified on every page, 304 to a matching request")
     args = parser.parse_args(argv)
+    config = CorpusConfig(kind=args.kind, latency=args.latency, validators=args.validators)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(CorpusConfig(kind=args.kind, latency=args.latency), args.port))
+        asyncio.run(serve(config, args.port))
 
 
 if __name__ == "__main__":

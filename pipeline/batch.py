@@ -139,7 +139,9 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         cleanup.callback(progress.close)
         if not settings.quiet and done is not None:
             print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
-                  + (f" (dropped a torn last line of {dropped} bytes)" if dropped else ""),
+                  + (f" (dropped a torn last line of {dropped} bytes)" if dropped else "")
+                  + (f"; {done.invalid} lines are not whole records: their URLs are done "
+                     "again (the lines stay)" if done.invalid else ""),
                   file=sys.stderr)
         native = NativeExtractor(local, fetcher=fetcher, runner=runner, registry=registry)
         local_extract = await cleanup.enter_async_context(batch_extract(local, native))

@@ -5,10 +5,13 @@ batch re-run (``--cache DIR``) skips pages it fetched recently. Entries are keye
 the extraction options that change the text (format, handler options) — never by ``max_chars``
 or ``offset``, which only select a window of the same full text.
 
-The cache is an optimisation, never a failure source: an unreadable, corrupt or unwritable
-database degrades to "no cache" with one warning. SQLite runs in WAL mode so several processes
-can share one directory; every query is small and runs in a worker thread. Concurrent identical
-requests inside one process are loaded once (single flight).
+The cache is an optimisation, never a failure source: an unreadable or unwritable database
+degrades to "no cache" with one warning. Only a failed integrity check means corrupt (the file
+is then moved aside and a new one started): a database busy in another process is waited for
+a while, then this run goes without it (or skips the one query), and a valid read-only
+database is read, never written. SQLite runs in WAL mode so several processes can share one
+directory; every query is small and runs in a worker thread. Concurrent identical requests
+inside one process are loaded once (single flight).
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.fetch.base import Validators
 from pipeline.models import Record
 from pipeline.settings import Settings
 
@@ -54,7 +60,54 @@ CREATE TRIGGER IF NOT EXISTS entries_added AFTER INSERT ON entries
     BEGIN UPDATE totals SET bytes = bytes + new.size WHERE id = 0; END;
 CREATE TRIGGER IF NOT EXISTS entries_removed AFTER DELETE ON entries
     BEGIN UPDATE totals SET bytes = bytes - old.size WHERE id = 0; END;
+CREATE TABLE IF NOT EXISTS validators (
+    key TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    etag TEXT,
+    last_modified TEXT
+);
+CREATE TRIGGER IF NOT EXISTS validators_removed AFTER DELETE ON entries
+    BEGIN DELETE FROM validators WHERE key = old.key; END;
 """
+
+
+# Every object the schema creates: a database holding them all needs no write to be opened.
+_SCHEMA_OBJECTS = frozenset(re.findall(r"IF NOT EXISTS (\w+)", _SCHEMA))
+_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds a query waits for another process's lock
+
+
+def _code(exc: sqlite3.Error) -> int:
+    """The primary SQLite result code of ``exc`` (extended codes folded)."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    return _code(exc) in _BUSY_CODES
+
+
+def _read_only(exc: sqlite3.Error) -> bool:
+    return _code(exc) == sqlite3.SQLITE_READONLY
+
+
+def _has_schema(db: sqlite3.Connection) -> bool:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master")} >= _SCHEMA_OBJECTS
+
+
+def _fails_integrity_check(path: Path, timeout: float) -> bool:
+    """Whether the database at ``path`` is corrupt: SQLite's quick check fails, or the file
+    is not a database at all. A check that cannot run (busy, unreadable) says no."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+    except sqlite3.Error:
+        return False
+    try:
+        return db.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+    except sqlite3.Error as exc:
+        return _code(exc) in _CORRUPT_CODES
+    finally:
+        db.close()
 
 
 @contextmanager
@@ -96,8 +149,24 @@ def _total(db: sqlite3.Connection) -> int:
     return db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
 
 
+def _insert_validators(db: sqlite3.Connection, validators: Mapping[str, Validators]) -> None:
+    db.executemany(
+        "INSERT OR REPLACE INTO validators (key, url, etag, last_modified) VALUES (?, ?, ?, ?)",
+        [(key, v.url, v.etag, v.last_modified) for key, v in validators.items()])
+
+
 def _succeeded(record: Record) -> bool:
     return record.ok
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    """A stored record, whether it is still ``fresh`` (younger than the TTL), and the
+    validators its response had (a stale page with validators can be revalidated)."""
+
+    record: Record
+    fresh: bool
+    validators: Validators | None = None
 
 
 class TextCache:
@@ -114,10 +183,14 @@ class TextCache:
         ttl: float = DEFAULT_TTL,
         max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], float] = time.time,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
         self.ttl = ttl
         self.max_bytes = max_bytes
+        self.read_only = False  # a valid database we may read but not write
         self._clock = clock
+        self._busy_timeout = busy_timeout
+        self._warned_busy = False
         self._lock = threading.Lock()
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # strong refs to running loads
@@ -129,14 +202,29 @@ class TextCache:
 
     # --- lifecycle
 
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
+    def _connect(self, path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(path, timeout=self._busy_timeout, check_same_thread=False,
+                             isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            if not _has_schema(db):  # a write: only when something is missing
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _connect_read_only(self, path: Path) -> sqlite3.Connection:
+        """A database we may not write (nor its directory, for WAL's side files): read it
+        as it is on disk."""
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                             timeout=self._busy_timeout, check_same_thread=False,
+                             isolation_level=None)
+        try:
+            if not _has_schema(db):
+                raise sqlite3.OperationalError("not a cache database")
         except BaseException:
             db.close()
             raise
@@ -146,8 +234,18 @@ class TextCache:
         try:
             return self._connect(path)
         except sqlite3.DatabaseError as exc:
-            # Not a database (or damaged beyond use): move it aside and start afresh once.
-            log.warning("cache %s is unreadable (%s); starting a new one", path, exc)
+            if _busy(exc):
+                log.warning("cache %s is busy (locked by another process for %g s); running "
+                            "without the cache this time", path, self._busy_timeout)
+                return None
+            if _read_only(exc):
+                return self._open_read_only(path, exc)
+            if not _fails_integrity_check(path, self._busy_timeout):
+                self._warn_disabled(exc)
+                return None
+            # Corrupt: move it aside and start afresh once.
+            log.warning("cache %s failed its integrity check (%s); moved aside, starting a "
+                        "new one", path, exc)
             try:
                 for suffix in ("", "-wal", "-shm"):
                     side = Path(f"{path}{suffix}")
@@ -159,6 +257,21 @@ class TextCache:
         except OSError as exc:
             self._warn_disabled(exc)
         return None
+
+    def _open_read_only(self, path: Path, exc: sqlite3.Error) -> sqlite3.Connection | None:
+        try:
+            db = self._connect_read_only(path)
+        except sqlite3.Error:
+            self._warn_disabled(exc)
+            return None
+        self._note_read_only(path)
+        return db
+
+    def _note_read_only(self, path: Path | None) -> None:
+        if self.read_only:
+            return
+        self.read_only = True
+        log.warning("cache %s is read-only: pages are read from it, none are stored", path)
 
     def _warn_disabled(self, exc: BaseException) -> None:
         log.warning("cache disabled: %s", exc)
@@ -183,7 +296,21 @@ class TextCache:
                 return None
             try:
                 return action(self._db)
-            except (sqlite3.Error, OSError, ValueError) as exc:
+            except sqlite3.Error as exc:
+                if _busy(exc):  # another process holds the lock: skip this query only
+                    if not self._warned_busy:
+                        self._warned_busy = True
+                        log.warning("cache %s is busy (locked by another process); a "
+                                    "query was skipped", self.path)
+                    return None
+                if _read_only(exc):
+                    self._note_read_only(self.path)
+                    return None
+                self._warn_disabled(exc)
+                self._db.close()
+                self._db = None
+                return None
+            except (OSError, ValueError) as exc:
                 self._warn_disabled(exc)
                 self._db.close()
                 self._db = None
@@ -194,36 +321,21 @@ class TextCache:
         return self.get_many_sync([key]).get(key)
 
     def get_many_sync(self, keys: Sequence[str]) -> dict[str, Record]:
-        """The fresh entries among ``keys`` (expired ones are dropped)."""
-
-        def action(db: sqlite3.Connection) -> dict[str, Record]:
-            found: dict[str, Record] = {}
-            stale: list[tuple[str]] = []
-            now = self._clock()
-            for start in range(0, len(keys), _SQL_VARIABLES):
-                chunk = keys[start : start + _SQL_VARIABLES]
-                marks = ",".join("?" * len(chunk))
-                rows = db.execute(
-                    f"SELECT key, stored, record FROM entries WHERE key IN ({marks})", chunk
-                )
-                for key, stored, payload in rows:
-                    if now - stored >= self.ttl:
-                        stale.append((key,))
-                    else:
-                        found[key] = Record.model_validate_json(payload)
-            if stale:
-                db.executemany("DELETE FROM entries WHERE key = ?", stale)
-            return found
-
-        return (self._run(action) if keys else None) or {}
+        """The fresh entries among ``keys`` (expired ones are dropped, unless they can be
+        revalidated: see :meth:`lookup_many_sync`)."""
+        return {key: page.record for key, page in self.lookup_many_sync(keys).items()
+                if page.fresh}
 
     def put_sync(self, key: str, record: Record) -> None:
         """Store ``record`` under ``key``, then evict the oldest entries above the size cap."""
         self.put_many_sync([(key, record)])
 
-    def put_many_sync(self, items: Sequence[tuple[str, Record]]) -> None:
-        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), then
-        evict the oldest entries above the size cap."""
+    def put_many_sync(self, items: Sequence[tuple[str, Record]],
+                      validators: Mapping[str, Validators] | None = None) -> None:
+        """Store every ``(key, record)`` (one bigger than the whole cap is skipped), with the
+        ``validators`` of its key if any, then evict the oldest entries above the size cap."""
+        if self.read_only:
+            return
         rows = []
         now = self._clock()
         for key, record in items:
@@ -242,9 +354,70 @@ class TextCache:
                     "INSERT INTO entries (key, url, stored, size, record) VALUES (?, ?, ?, ?, ?)",
                     rows,
                 )
+                if validators:
+                    _insert_validators(db, {r[0]: validators[r[0]] for r in rows
+                                            if r[0] in validators})
                 self._evict(db)
 
         self._run(action)
+
+    def lookup_many_sync(self, keys: Sequence[str]) -> dict[str, CachedPage]:
+        """The entries among ``keys``: fresh ones, and stale ones that have validators (to
+        revalidate); stale ones without validators are dropped."""
+
+        def action(db: sqlite3.Connection) -> dict[str, CachedPage]:
+            found: dict[str, CachedPage] = {}
+            stale: list[tuple[str]] = []
+            now = self._clock()
+            for start in range(0, len(keys), _SQL_VARIABLES):
+                chunk = keys[start : start + _SQL_VARIABLES]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    "SELECT e.key, e.stored, e.record, v.url, v.etag, v.last_modified "
+                    f"FROM entries e LEFT JOIN validators v ON v.key = e.key "
+                    f"WHERE e.key IN ({marks})", chunk)
+                for key, stored, payload, url, etag, last_modified in rows:
+                    fresh = now - stored < self.ttl
+                    checks = Validators(url, etag, last_modified) if url else None
+                    if fresh or checks is not None:
+                        found[key] = CachedPage(Record.model_validate_json(payload), fresh,
+                                                checks)
+                    else:
+                        stale.append((key,))
+            if stale and not self.read_only:
+                db.executemany("DELETE FROM entries WHERE key = ?", stale)
+            return found
+
+        return (self._run(action) if keys else None) or {}
+
+    def refresh_sync(self, key: str, validators: Validators | None = None) -> None:
+        """The server says ``key``'s page has not changed: fresh again from now, with the
+        validators it sent (if any)."""
+
+        def action(db: sqlite3.Connection) -> None:
+            with _transaction(db):
+                db.execute("UPDATE entries SET stored = ? WHERE key = ?", (self._clock(), key))
+                if validators is not None:
+                    _insert_validators(db, {key: validators})
+
+        self._run(action)
+
+    async def lookup(self, key: str) -> CachedPage | None:
+        """:meth:`lookup_many_sync` of one key, in a worker thread."""
+        if self._db is None:
+            return None
+        return (await asyncio.to_thread(self.lookup_many_sync, [key])).get(key)
+
+    async def store(self, key: str, record: Record, validators: Validators | None) -> None:
+        """Store ``record`` with its validators, in a worker thread."""
+        if self._db is not None:
+            checks = {key: validators} if validators is not None else None
+            await asyncio.to_thread(self.put_many_sync, [(key, record)], checks)
+
+    async def refresh(self, key: str, validators: Validators | None = None) -> None:
+        """:meth:`refresh_sync` in a worker thread."""
+        if self._db is not None:
+            await asyncio.to_thread(self.refresh_sync, key, validators)
 
     def _evict(self, db: sqlite3.Connection) -> None:
         if _total(db) <= self.max_bytes:
@@ -329,6 +502,8 @@ class TextCache:
     ) -> None:
         try:
             found = await asyncio.to_thread(self.get_many_sync, list(futures)) if self._db else {}
+            found = {key: record.model_copy(update={"cache": "hit"})
+                     for key, record in found.items()}
             todo = [key for key in futures if key not in found]
             if todo:
                 loaded = list(await loader([wanted[key] for key in todo]))

@@ -4,7 +4,8 @@ Sub-commands ``search``, ``backends`` and ``mcp`` are dispatched to their module
 only when used). The batch run itself is :mod:`pipeline.batch`, imported once the settings are
 known and the worker pool's forkserver is starting (its imports and ours then overlap).
 Exit status: 0 when the run completes (per-URL errors are data), 2 for usage or
-configuration errors, 130 when interrupted.
+configuration errors, 74 when the output cannot be written (a full disk: resumable), 130 when
+interrupted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pipeline.errors import PipelineError
+from pipeline.errors import OutputError, PipelineError
 from pipeline.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 PROG = "extract-pipeline"
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OUTPUT = 74  # sysexits' EX_IOERR: the output could not be written
 SUBCOMMANDS: dict[str, str] = {
     "search": "pipeline.cli_search:search_main",
     "backends": "pipeline.cli_search:backends_main",
@@ -85,7 +87,8 @@ _HELP = {
     "max_redirects": "redirects followed per URL",
     "backend": "provider chain shared by search and extract",
     "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
-    "(library and MCP server: default the user cache directory)",
+    "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
+    "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
 }
 
@@ -116,15 +119,19 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
+    ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
     ("--loops", "loops", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
     ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+    ("--compress-deadline", "compress_deadline", {"type": float, "metavar": "SECONDS"}),
     ("--cache", "cache_dir", {"metavar": "DIR"}),
     ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
+    ("--proxy", "proxy", {"metavar": "URL"}),
+    ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "loops"})
@@ -133,6 +140,8 @@ _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--handler", "handlers", "MODULE:ATTR"),
     ("--extract-backend", "extract_backend", "NAME"),
     ("--backend", "backend", "NAME"),
+    ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
+    ("--header", "headers", "'NAME: VALUE'"),
 )
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--no-head", "head", False),
@@ -143,6 +152,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--include-comments", "include_comments", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
+    ("--trust-env", "trust_env", True),
 )
 
 
@@ -167,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
             f"{', '.join(SUBCOMMANDS)} (e.g. '{prog} search --help').", width=78),
         epilog=textwrap.fill(
             "Flags override PIPELINE_* environment variables, which override the config "
-            "file. Exit status: 0 done, 2 usage/config error, 130 interrupted.", width=78)
+            "file. Exit status: 0 done, 2 usage/config error, 74 output not writable "
+            "(resumable), 130 interrupted.", width=78)
         + f"\n\nexamples:\n{_examples(prog)}",
     )
     parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
@@ -218,6 +229,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(overrides, config_file=args.config)
 
 
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -> int:
     """Run the command line; returns the exit status. ``fetcher`` replaces the HTTP
     fetcher (for embedding and tests)."""
@@ -247,10 +263,17 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # Whoever read stdout is gone (``| head``): stop quietly, like any other filter, and
-        # keep the interpreter's final flush from failing again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # Whoever read stdout is gone (``| head``): stop quietly, like any other filter.
+        _drop_stdout()
         return EXIT_OK
+    except OutputError as exc:  # a full disk: what was written is whole, so say how to go on
+        hint = ("free some space, then run the same command with --resume to finish"
+                if args.output else "use -o OUT.jsonl to be able to --resume")
+        print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}; {hint}",
+              file=sys.stderr)
+        if not args.output:
+            _drop_stdout()
+        return EXIT_OUTPUT
     if not settings.quiet:
         print(f"{PROG}: {summary.describe()}", file=sys.stderr)
     if summary.interrupted:

@@ -11,13 +11,17 @@ compressor on), ``PIPELINE_COMPRESS_BASE_URL`` or ``OPENAI_BASE_URL`` (default O
 ``PIPELINE_COMPRESS_TOKEN_PARAM`` (``max_tokens`` or ``max_completion_tokens``),
 ``PIPELINE_COMPRESS_TARGET_CHARS`` (2000), ``PIPELINE_COMPRESS_INPUT_CHARS`` (48000: longer
 content is split on paragraph/sentence boundaries, summarised piece by piece, then combined),
-``PIPELINE_COMPRESS_CONCURRENCY`` (4), ``PIPELINE_COMPRESS_TIMEOUT`` (120 s).
+``PIPELINE_COMPRESS_CONCURRENCY`` (4), ``PIPELINE_COMPRESS_TIMEOUT`` (120 s per model call).
+The whole stage of one URL — waiting for a model slot, every piece, retry and combining call
+— has ``settings.compress_deadline`` seconds; its time is counted in the record's
+``elapsed_ms``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -184,29 +188,55 @@ def compressor_from_env(settings: Settings,
 
 
 async def compress_record(record: Record, compressor: Compressor, *, floor: int,
-                          instruction: str | None, max_chars: int) -> Record:
-    """Compress one record's content if it is at least ``floor`` characters long.
+                          instruction: str | None, max_chars: int,
+                          deadline: float | None = None) -> Record:
+    """Compress one record's content if it is at least ``floor`` characters long, within
+    ``deadline`` seconds (None: no limit); the time it takes is added to ``elapsed_ms``.
 
     The result says ``compressed: true`` and keeps ``metadata.original_chars``; a failure
-    is a ``compress`` error for this URL (fail closed: the long content is not returned).
+    (an error, the deadline, an answer that is not a text) is a ``compress`` error for this
+    URL (fail closed: the long content is not returned).
     """
     if not record.ok or not record.content or len(record.content) < floor:
         return record
+    started = time.monotonic()
+    limit = asyncio.timeout(deadline)
     try:
-        summary = await compressor.compress(record.content, instruction)
+        async with limit:
+            summary = await compressor.compress(record.content, instruction)
     except PipelineError as exc:
         info = exc.to_info() if exc.kind == "compress" else \
             ErrorInfo(kind="compress", message=exc.message, retryable=exc.retryable)
+    except TimeoutError as exc:
+        info = ErrorInfo(kind="compress", message=f"compressor: no summary within {deadline:g} s",
+                         retryable=True) if limit.expired() else _crashed(exc)
     except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass
-        info = ErrorInfo(kind="compress", message=f"compressor crashed ({type(exc).__name__})")
+        info = _crashed(exc)
     else:
+        info = _not_a_summary(summary)
+    elapsed_ms = record.elapsed_ms + round((time.monotonic() - started) * 1000)
+    if info is None:
         cut = truncate(summary, max_chars, markdown=record.format == "markdown")
         metadata = {**record.metadata, "original_chars": len(record.content)}
         return record.model_copy(update={"content": cut.text, "chars": len(cut.text),
                                          "compressed": True, "metadata": metadata,
-                                         "next_offset": None})
+                                         "next_offset": None, "elapsed_ms": elapsed_ms})
     return record.model_copy(update={"ok": False, "content": None, "chars": 0, "error": info,
-                                     "next_offset": None})
+                                     "next_offset": None, "elapsed_ms": elapsed_ms})
+
+
+def _crashed(exc: BaseException) -> ErrorInfo:
+    return ErrorInfo(kind="compress", message=f"compressor crashed ({type(exc).__name__})")
+
+
+def _not_a_summary(summary: object) -> ErrorInfo | None:
+    """Why a compressor's answer is no summary (a custom one may return anything), or None."""
+    if not isinstance(summary, str):
+        return ErrorInfo(kind="compress", message="compressor returned "
+                         f"{type(summary).__name__}, not a text")
+    if not summary.strip():
+        return ErrorInfo(kind="compress", message="compressor returned an empty summary")
+    return None
 
 
 def compressing(extract: Callable[[str], Awaitable[Record]], compressor: Compressor,
@@ -217,7 +247,8 @@ def compressing(extract: Callable[[str], Awaitable[Record]], compressor: Compres
         return await compress_record(await extract(url), compressor,
                                      floor=settings.compress_floor,
                                      instruction=settings.instruction,
-                                     max_chars=settings.max_chars)
+                                     max_chars=settings.max_chars,
+                                     deadline=settings.compress_deadline)
 
     return run
 
@@ -237,7 +268,8 @@ async def compress_records(records: Sequence[Record], compressor: Compressor | N
     try:
         return list(await asyncio.gather(*(
             compress_record(record, compressor, floor=settings.compress_floor,
-                            instruction=instruction, max_chars=max_chars)
+                            instruction=instruction, max_chars=max_chars,
+                            deadline=settings.compress_deadline)
             for record in records)))
     finally:
         if owned is not None:

@@ -125,6 +125,8 @@ class Summary:
     errors: Counter[str] = field(default_factory=Counter)
     bytes: int = 0
     skipped: int = 0
+    caching: bool = False  # --cache: the closing line counts where records came from
+    cache: Counter[str] = field(default_factory=Counter)  # "hit", "revalidated", "fetched"
     interrupted: bool = False
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
@@ -147,7 +149,12 @@ class Summary:
                 from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
 
                 self.way_out = way_out_in(record.error.message)
+        if record.cache is not None:  # nothing read: the cache had it
+            self.cache[record.cache] += 1
+            return
         self.bytes += record.bytes
+        if record.attempts:
+            self.cache["fetched"] += 1
 
     def describe(self) -> str:
         errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common())
@@ -157,6 +164,9 @@ class Summary:
             f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
+        if self.caching:
+            parts.append(f"cache: {self.cache['hit']} hits, {self.cache['revalidated']} "
+                         f"revalidated, {self.cache['fetched']} fetched")
         if self.skipped:
             parts.append(f"{self.skipped} already done (resume)")
         if self.way_out:
@@ -198,7 +208,7 @@ class BatchEngine:
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._recent: OrderedDict[str, Record] = OrderedDict()
         self._slots: deque[_Slot] = deque()
-        self.summary = Summary()
+        self.summary = Summary(caching=settings.cache_dir is not None)
 
     async def _fetch_once(self, url: str) -> Record:
         """The record for ``url``, extracting it only if not in flight or recently done."""

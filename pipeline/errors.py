@@ -63,3 +63,9 @@ class PipelineError(Exception):
 
 def _rebuild(kind: ErrorKind, message: str, retryable: bool) -> PipelineError:
     return PipelineError(kind, message, retryable=retryable)
+
+
+class OutputError(OSError):
+    """Records could not be written to the output (a full disk, a failing device): the run
+    stops. What was written before is whole records (a torn last line is repaired by
+    ``--resume``), so the run can be resumed."""

@@ -11,23 +11,30 @@ import asyncio
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handlers import HandlerContext, HandlerRegistry, registry_for
 from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch import HttpFetcher, normalize_url
-from pipeline.fetch.base import Fetcher, FetchError
+from pipeline.fetch.base import Fetcher, FetchError, Validators
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.settings import Settings, load_settings
 from pipeline.truncate import Truncated, clip_metadata, clip_title, truncate
 from pipeline.workers import CutDocument, InlineRunner, Runner
 
+if TYPE_CHECKING:
+    from pipeline.cache import CachedPage
+
 SNIFF_BYTES = 1024
 
 
 def load_registry(settings: Settings) -> HandlerRegistry:
     """The handler registry for ``settings.handlers``; a bad spec is a ``config`` error."""
+    if settings.html_extractor == "readability":
+        from handlers.html_readability import require
+
+        require()  # a missing extra: one line before any work, not an error per page
     try:
         return registry_for(tuple(settings.handlers))
     except Exception as exc:
@@ -85,13 +92,31 @@ class NativeExtractor:
                           format: OutputFormat | None = None,
                           max_chars: int | None = None) -> Record:
         """One record for ``url``; never raises for a problem with this URL."""
+        record, _ = await self.extract_validated(url, index=index, format=format,
+                                                 max_chars=max_chars)
+        return record
+
+    async def extract_validated(self, url: str, *, index: int | None = None,
+                                format: OutputFormat | None = None,
+                                max_chars: int | None = None,
+                                cached: CachedPage | None = None
+                                ) -> tuple[Record, Validators | None]:
+        """:meth:`extract_one`, and the validators of the response (None: it had none).
+
+        With ``cached`` (a stored record and its validators) the GET is conditional: when
+        the server answers 304 the cached record comes back, marked ``revalidated``,
+        without any extraction (and with the validators the 304 carried, else the old ones).
+        """
         if self._stack is None or self._fetcher is None or self._runner is None:
             raise RuntimeError("NativeExtractor used outside 'async with'")
         started = time.monotonic()
         fields: dict[str, Any] = {"url": url, "index": index}
+        validators: Validators | None = None
         try:
-            record = await self._extract(url, fields, format or self.settings.format,
-                                         max_chars or self.settings.max_chars)
+            record, validators = await self._extract(url, fields,
+                                                     format or self.settings.format,
+                                                     max_chars or self.settings.max_chars,
+                                                     cached)
         except FetchError as exc:
             fields.update(attempts=exc.attempts, status=exc.status, final_url=exc.final_url)
             record = Record.failure(error=exc.to_info(), **fields)
@@ -101,18 +126,28 @@ class NativeExtractor:
             message = sanitize_message(f"{type(exc).__name__}: {exc}")
             record = Record.failure(error=ErrorInfo(kind="extract", message=message), **fields)
         record.elapsed_ms = round((time.monotonic() - started) * 1000)
-        return record
+        return record, validators
 
     def _handler_options(self, max_chars: int) -> dict[str, Any]:
         s = self.settings
         return {"max_chars": max_chars, "pdf_max_pages": s.pdf_max_pages,
-                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments}
+                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments,
+                "html_extractor": s.html_extractor}
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
-                       max_chars: int) -> Record:
+                       max_chars: int, cached: CachedPage | None = None
+                       ) -> tuple[Record, Validators | None]:
         assert self._fetcher is not None and self._runner is not None
         target = normalize_url(url)
-        result = await self._fetcher.fetch(target)
+        if cached is not None and cached.validators is not None:
+            result = await self._fetcher.fetch(target, validators=cached.validators)
+            if result.not_modified:
+                again = Validators.from_headers(cached.validators.url, result.headers)
+                update = {"cache": "revalidated", "index": fields["index"],
+                          "attempts": result.attempts}
+                return cached.record.model_copy(update=update), again or cached.validators
+        else:
+            result = await self._fetcher.fetch(target)
         fields.update(final_url=result.final_url, status=result.status,
                       content_type=result.media_type, bytes=len(result.body),
                       attempts=result.attempts)
@@ -129,8 +164,9 @@ class NativeExtractor:
         cut = (Truncated(document.content, document.truncated, document.next_offset)
                if isinstance(document, CutDocument)
                else truncate(document.content, max_chars, markdown=document.format == "markdown"))
-        return Record(ok=True, content=cut.text, truncated=cut.truncated,
-                      next_offset=cut.next_offset, chars=len(cut.text), **fields)
+        record = Record(ok=True, content=cut.text, truncated=cut.truncated,
+                        next_offset=cut.next_offset, chars=len(cut.text), **fields)
+        return record, Validators.from_headers(result.final_url, result.headers)
 
     async def extract(self, urls: Sequence[str],
                       options: ExtractOptions | None = None) -> list[Record]:

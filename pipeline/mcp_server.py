@@ -59,10 +59,15 @@ def build_server(
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
-        if spec is None:
-            text, failed = unknown_tool(params.name, by_name), True
-        else:
-            text, failed = await answer(spec, params.arguments, settings, untrusted=untrusted)
+        try:
+            if spec is None:
+                text, failed = unknown_tool(params.name, by_name), True
+            else:
+                text, failed = await answer(spec, params.arguments, settings,
+                                            untrusted=untrusted)
+        except Exception as exc:  # every call gets an answer, even after a bug of ours
+            log.exception("tool call failed")
+            text, failed = f"The call failed: internal error ({type(exc).__name__}).", True
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], is_error=failed
         )
@@ -82,8 +87,11 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve ``server`` on this process's stdin/stdout until the client hangs up."""
     from mcp.server.stdio import stdio_server
 
+    from pipeline.mcp_frames import LenientFrames
+
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(LenientFrames(read_stream), write_stream,
+                         server.create_initialization_options())
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -33,6 +33,7 @@ ErrorKind = Literal[
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
 
 OutputFormat = Literal["markdown", "text"]
+CacheSource = Literal["hit", "revalidated"]
 
 
 class ErrorInfo(BaseModel):
@@ -57,7 +58,9 @@ class Document(BaseModel):
 
 class Record(BaseModel):
     """One result per input URL: the JSONL line of the batch command and the library's
-    per-URL return value. ``ok`` is true exactly when ``error`` is null."""
+    per-URL return value. ``ok`` is true exactly when ``error`` is null. ``cache`` says where
+    the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
+    (the cache, after the server answered 304 Not Modified) or null (fetched now)."""
 
     url: str
     index: int | None = None
@@ -77,6 +80,7 @@ class Record(BaseModel):
     bytes: int = 0
     attempts: int = 0
     elapsed_ms: int = 0
+    cache: CacheSource | None = None
     error: ErrorInfo | None = None
 
     @classmethod

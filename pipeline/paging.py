@@ -109,6 +109,7 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
         "handlers": list(settings.handlers),
         "pdf_max_pages": settings.pdf_max_pages,
         "include_comments": settings.include_comments,
+        "html_extractor": settings.html_extractor,
     }
 
 

@@ -11,12 +11,13 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import OutputFormat
+from pipeline.request_options import check_proxy_url, parse_headers
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
@@ -50,7 +51,9 @@ class Settings(BaseModel):
     connect_timeout: float = Field(10.0, gt=0, description="seconds to connect")
     read_timeout: float = Field(10.0, gt=0, description="seconds allowed between two reads")
     retries: int = Field(2, ge=0, le=10, description="retries after the first attempt")
-    retry_after_cap: float = Field(30.0, ge=0, description="longest Retry-After we honour (s)")
+    retry_after_cap: float = Field(
+        30.0, ge=0, description="longest Retry-After we honour (s), and the most a URL's "
+        "deadline stands still while its host is paused")
     max_redirects: int = Field(10, ge=0, le=50)
     head: bool = Field(True, description="send a HEAD first to refuse oversized/binary URLs")
     head_trust: int = Field(
@@ -61,6 +64,19 @@ class Settings(BaseModel):
     allow_net: list[str] = Field(default_factory=list, description="CIDRs opened to fetching")
     allow_private: bool = Field(False, description="open RFC 1918/4193 ranges and loopback")
     robots: bool = Field(False, description="honour robots.txt and Crawl-delay")
+    proxy: str | None = Field(
+        None, description="send every request through this proxy: http://, https:// or "
+        "socks5:// (extra [socks]); credentials as user:password@")
+    trust_env: bool = Field(False, description="use HTTP_PROXY/HTTPS_PROXY/NO_PROXY from the "
+                            "environment (when no proxy is set)")
+    allow_proxy_net: list[str] = Field(
+        default_factory=list, description="CIDRs a proxy's own address may lie in (targets "
+        "are still judged by the policy)")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="extra request headers, 'Name: value' (env: one "
+        "per line); Authorization and Cookie never follow a redirect to another host")
+    cookie_file: str | None = Field(
+        None, description="cookies.txt (Netscape format) sent to their domains only")
 
     # --- content
     max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
@@ -68,6 +84,9 @@ class Settings(BaseModel):
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
     include_comments: bool = Field(False, description="append a page's comment threads")
+    html_extractor: Literal["builtin", "readability"] = Field(
+        "builtin", description="main-content algorithm for HTML: builtin or readability "
+        "(readability-lxml, extra [readability])")
 
     # --- providers and compressor (see pipeline.providers, pipeline.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
@@ -75,6 +94,9 @@ class Settings(BaseModel):
     extract_backend: list[str] = Field(default_factory=list)
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
+    compress_deadline: float = Field(
+        300.0, gt=0, description="seconds the compressor may take per URL in all (waiting "
+        "for a model slot, every call and retry)")
     instruction: str | None = None
     provider_env: dict[str, str] = Field(
         default_factory=dict,
@@ -88,12 +110,22 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
-                     mode="before")
+                     "allow_proxy_net", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _parse_headers(cls, value: Any) -> Any:
+        return parse_headers(value)
+
+    @field_validator("proxy")
+    @classmethod
+    def _check_proxy(cls, value: str | None) -> str | None:
+        return check_proxy_url(value) if value else None
 
 
 def _from_environment(env: Mapping[str, str]) -> dict[str, Any]:

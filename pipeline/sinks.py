@@ -1,12 +1,12 @@
-"""JSONL output: one record per line, each written with one write and flushed; and the
-resume reader, which finds the (index, url) pairs an earlier run already wrote."""
+"""JSONL output: one record per line, each written whole and flushed; and the resume
+reader, which finds the (index, url) pairs an earlier run already wrote."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
-import re
 import threading
 from array import array
 from collections.abc import Callable
@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pydantic import TypeAdapter
+from pydantic_core import from_json
 
+from pipeline.errors import OutputError
 from pipeline.models import Record
 
-# Records are written by pydantic in field order, so a line starts with url then index.
-# Inside a JSON string every '"' is escaped, so the first '","index":' ends the URL.
-_HEAD = b'{"url":"'
-_SEPARATOR = b'","index":'
-_DIGITS = re.compile(rb"\d+")
 _TAIL_CHUNK = 64 * 1024
 _DENSE_SLACK = 1 << 20  # indices this far past the dense range go to a dict
 # Bytes straight from pydantic's serializer: no str in between to encode (a third faster on
@@ -30,8 +27,14 @@ _RECORD_JSON = TypeAdapter(Record)
 
 
 class JsonlSink:
-    """Writes records to a binary stream, one ``write`` + ``flush`` per record, so a crash
-    loses at most the records in flight.
+    """Writes records to a binary stream, one record per line, each written whole (a short
+    write is continued) and flushed, so a crash loses at most the records in flight.
+
+    A write that fails (a full disk, a failing device) raises :class:`OutputError` and
+    breaks the sink: no later record is written after a torn line. When the sink opened
+    the file itself, the failed record's partial bytes are cut off, so the file holds whole
+    records only (else ``--resume`` repairs the torn tail). ``BrokenPipeError`` (stdout's
+    reader is gone) passes as it is.
 
     With ``background=True`` large records are written by a writer thread: the write system
     call runs without the GIL, so on an event loop its kernel time (0.1–0.25 ms for a 100 KB
@@ -39,20 +42,22 @@ class JsonlSink:
     records are written at once unless the thread is still busy (records keep their order);
     a thread hand-off would cost them more than their write. At most
     :data:`QUEUED_RECORDS` wait, so a crash loses at most those too, and a slow disk holds
-    the caller back. A failed write (a full disk, a closed pipe) is raised by the next
-    :meth:`write` or by :meth:`close`.
+    the caller back. A failed write is raised by the next :meth:`write` or by :meth:`close`.
     """
 
-    def __init__(self, stream: BinaryIO, *, owns: bool = False, background: bool = False) -> None:
+    def __init__(self, stream: BinaryIO, *, owns: bool = False, background: bool = False,
+                 name: str | None = None) -> None:
         self._stream = stream
         self._owns = owns
+        self.name = name or str(getattr(stream, "name", "the output"))
+        self._failure: OutputError | None = None
         self._writer = _WriterThread(self._write_line) if background else None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, append: bool = False,
              background: bool = False) -> JsonlSink:
         return cls(open(path, "ab" if append else "wb", buffering=0), owns=True,
-                   background=background)
+                   background=background, name=os.fspath(path))
 
     def write(self, record: Record) -> None:
         line = _RECORD_JSON.dump_json(record) + b"\n"
@@ -66,8 +71,35 @@ class JsonlSink:
             self._write_line(line)
 
     def _write_line(self, line: bytes) -> None:
-        self._stream.write(line)
-        self._stream.flush()
+        if self._failure is not None:
+            raise self._failure
+        view = memoryview(line)
+        done = 0
+        try:
+            while done < len(line):
+                # An unbuffered file may take part of the line (a disk filling up): go on
+                # with the rest, so two records never share a line.
+                count = self._stream.write(view[done:])
+                if not count:  # None: it would block; 0: no progress — neither ends
+                    raise OSError(errno.EIO, "the output accepted no bytes")
+                done += count
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            if done and self._owns:
+                self._cut(done)
+            self._failure = OutputError(exc.errno, exc.strerror or str(exc), self.name)
+            raise self._failure from exc
+
+    def _cut(self, partial: int) -> None:
+        """Cut the failed record's ``partial`` bytes off the end of our own file."""
+        try:
+            end = self._stream.seek(0, os.SEEK_END)
+            self._stream.truncate(end - partial)
+            self._stream.seek(end - partial)
+        except (OSError, ValueError):
+            pass  # --resume repairs a torn last line anyway
 
     def close(self) -> None:
         """Write what is queued, then close the stream if this sink opened it."""
@@ -136,6 +168,7 @@ class DoneSet:
         self._dense = array("q")
         self._sparse: dict[int, int] = {}
         self.count = 0
+        self.invalid = 0  # lines of the scanned file that are not whole records
 
     @staticmethod
     def _key(url: str) -> int:
@@ -184,29 +217,26 @@ def repair_tail(path: str | os.PathLike[str]) -> int:
 
 
 def _parse(line: bytes) -> tuple[int, str] | None:
-    """(index, url) of one output line, reading only its prefix when it has our shape."""
-    if line.startswith(_HEAD) and (end := line.find(_SEPARATOR, len(_HEAD))) >= 0:
-        digits = _DIGITS.match(line, end + len(_SEPARATOR))
-        literal = line[len(_HEAD):end]
-        try:
-            url = json.loads(b'"' + literal + b'"') if b"\\" in literal else literal.decode()
-        except ValueError:
-            url = None
-        if digits is not None and isinstance(url, str):
-            return int(digits.group()), url
-    try:  # not written by us in the usual shape: read it the slow way
-        data = json.loads(line)
+    """(index, url) of one output line when it is a whole JSON record, else None: a line
+    cut short or two records run together is not done (its URL is fetched again)."""
+    try:
+        data = from_json(line, cache_strings="keys")
     except ValueError:
-        return None
-    if isinstance(data, dict) and isinstance(data.get("index"), int) and \
-            isinstance(data.get("url"), str):
-        return data["index"], data["url"]
+        try:  # what jiter refuses and Python's json takes: lone surrogate escapes
+            data = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+    if type(data) is dict:
+        index, url = data.get("index"), data.get("url")
+        if type(index) is int and type(url) is str:
+            return index, url
     return None
 
 
 def scan_done(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
     """Repair the file's torn tail, then return the pairs it records and the bytes dropped.
-    Streams the file and parses only each line's prefix."""
+    Every line is parsed whole; the lines that are not records are counted in
+    ``DoneSet.invalid`` (they stay in the file; their URLs are not done)."""
     done = DoneSet()
     if not Path(path).exists():
         return done, 0
@@ -216,4 +246,6 @@ def scan_done(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
             found = _parse(line)
             if found is not None:
                 done.add(*found)
+            elif line.strip():
+                done.invalid += 1
     return done, dropped

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import ExtractResponse, SearchResponse
-from pipeline.rendering import error_sentence, render
+from pipeline.rendering import encodable, error_sentence, render
 from pipeline.settings import Settings, load_settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
@@ -291,8 +291,8 @@ async def answer(
     try:
         response = await spec.call(arguments, settings)
     except PipelineError as exc:
-        return error_sentence(exc.to_info(), f"The {spec.name} call"), True
-    return render(response, untrusted=untrusted), _failed(response)
+        return encodable(error_sentence(exc.to_info(), f"The {spec.name} call")), True
+    return encodable(render(response, untrusted=untrusted)), _failed(response)
 
 
 def _failed(response: Response) -> bool:

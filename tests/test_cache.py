@@ -1,10 +1,17 @@
 import asyncio
+import json
 import logging
+import os
+import shutil
 import sqlite3
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from pipeline.cache import DB_NAME, TextCache, cache_for, cache_key
+from pipeline.fetch.base import Validators
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import Settings
 
@@ -141,7 +148,7 @@ def test_corrupt_file_is_replaced(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         cache = TextCache(tmp_path)
     assert cache.enabled
-    assert "unreadable" in caplog.text
+    assert "failed its integrity check" in caplog.text
     cache.put_sync("k", page("https://a.test/"))
     assert cache.get_sync("k") is not None
     assert (tmp_path / f"{DB_NAME}.corrupt").exists()
@@ -235,3 +242,162 @@ def test_byte_total_tracks_replaces_expiry_and_eviction(tmp_path):
         count, actual = raw.execute("SELECT COUNT(*), SUM(size) FROM entries").fetchone()
     assert cache.stats() == (count, actual)
     assert actual <= 10_000
+
+
+def test_stale_pages_with_validators_are_kept_for_revalidation(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    checks = Validators("https://a.test/", '"e1"', "Wed, 01 Jan 2025 00:00:00 GMT")
+    cache.put_many_sync([("with", page("https://a.test/")), ("without", page("https://b.test/"))],
+                        {"with": checks})
+    fresh = cache.lookup_many_sync(["with", "without"])
+    assert {k: (p.fresh, p.validators) for k, p in fresh.items()} == {
+        "with": (True, checks), "without": (True, None)}
+    clock.now += 60
+    stale = cache.lookup_many_sync(["with", "without"])
+    assert list(stale) == ["with"] and not stale["with"].fresh
+    assert stale["with"].record == page("https://a.test/")
+    assert cache.get_sync("with") is None  # the library reads fresh pages only
+
+
+def test_refresh_makes_a_page_fresh_with_the_new_validators(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    cache.put_many_sync([("k", page("https://a.test/"))], {"k": Validators("https://a.test/", "1")})
+    clock.now += 100
+    cache.refresh_sync("k", Validators("https://a.test/", "2"))
+    found = cache.lookup_many_sync(["k"])["k"]
+    assert found.fresh and found.validators == Validators("https://a.test/", "2")
+    clock.now += 30
+    assert cache.lookup_many_sync(["k"])["k"].fresh
+
+
+def test_validators_go_with_their_entry(tmp_path):
+    clock = Clock()
+    cache = TextCache(tmp_path, ttl=60, clock=clock)
+    cache.put_many_sync([("k", page("https://a.test/"))], {"k": Validators("https://a.test/", "1")})
+    cache.put_many_sync([("k", page("https://a.test/", "new text"))])  # replaced, no validators
+    assert cache.lookup_many_sync(["k"])["k"].validators is None
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    assert db.execute("SELECT COUNT(*) FROM validators").fetchone()[0] == 0
+
+
+def test_a_cache_written_before_validators_existed_gains_them(tmp_path):
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.executescript("CREATE TABLE entries (key TEXT PRIMARY KEY, url TEXT NOT NULL, "
+                     "stored REAL NOT NULL, size INTEGER NOT NULL, record TEXT NOT NULL);")
+    db.execute("INSERT INTO entries VALUES ('old', 'https://a.test/', 1000.0, 10, ?)",
+               (page("https://a.test/").model_dump_json(),))
+    db.commit()
+    db.close()
+    cache = TextCache(tmp_path, ttl=60, clock=Clock())
+    assert cache.lookup_many_sync(["old"])["old"].validators is None
+    checks = Validators("https://b.test/", "e")
+    cache.put_many_sync([("new", page("https://b.test/"))], {"new": checks})
+    assert cache.lookup_many_sync(["new"])["new"].validators == checks
+
+
+async def test_pages_read_from_disk_say_so(tmp_path):
+    cache = TextCache(tmp_path)
+
+    async def loader() -> Record:
+        return page("https://a.test/")
+
+    first = await cache.get_or_load("k", loader)
+    second = await cache.get_or_load("k", loader)
+    assert (first.cache, second.cache) == (None, "hit")
+
+
+# --------------------------------------------------------------------------- busy, read-only
+
+def _filled(directory: Path) -> None:
+    cache = TextCache(directory)
+    cache.put_sync("k", page("https://a.test/"))
+    cache.close()
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_a_locked_database_is_not_taken_for_a_corrupt_one(tmp_path, caplog, journal):
+    _filled(tmp_path)
+    holder = sqlite3.connect(tmp_path / DB_NAME, isolation_level=None)
+    holder.execute(f"PRAGMA journal_mode={journal}")
+    holder.execute("BEGIN EXCLUSIVE")  # another run in the middle of a write
+    try:
+        with caplog.at_level(logging.WARNING):
+            cache = TextCache(tmp_path, busy_timeout=0.05)
+            if journal == "wal":  # readers go on beside a writer: the cache is used
+                assert cache.enabled and cache.get_sync("k") is not None
+                cache.put_sync("k2", page("https://b.test/"))  # busy: skipped, not fatal
+                assert cache.enabled
+            else:  # a rollback journal locks readers out too: this run goes without it
+                assert not cache.enabled and "busy" in caplog.text
+        assert not list(tmp_path.glob("*.corrupt"))
+        assert "integrity" not in caplog.text
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    again = TextCache(tmp_path)
+    assert again.get_sync("k") is not None  # the healthy database is still there, whole
+    again.put_sync("k2", page("https://b.test/"))
+    assert again.get_sync("k2") is not None
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory another user may enter (pytest's own are private to their owner)."""
+    path = Path(tempfile.mkdtemp(prefix="cache-ro-"))
+    path.chmod(0o755)
+    yield path
+    for item in (path, *path.iterdir()):
+        item.chmod(0o755 if item.is_dir() else 0o644)
+    shutil.rmtree(path)
+
+
+def _as_a_reader_only(action: Callable[[], dict]) -> dict:
+    """Run ``action`` where files marked read-only cannot be written: as root (who writes
+    anything) in a forked child that has become ``nobody``; else right here."""
+    if os.geteuid() != 0:
+        return action()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(action()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0 and data
+    return json.loads(data)
+
+
+@pytest.mark.parametrize("directory_writable", [True, False])
+def test_a_valid_read_only_database_is_read(shared_dir, directory_writable):
+    _filled(shared_dir)
+    (shared_dir / DB_NAME).chmod(0o444)
+    shared_dir.chmod(0o777 if directory_writable else 0o555)
+
+    def use() -> dict:
+        messages: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore
+        logging.getLogger("pipeline.cache").addHandler(handler)
+        cache = TextCache(shared_dir)
+        found = cache.get_sync("k")
+        cache.put_sync("k2", page("https://b.test/"))  # read-only: not stored, not fatal
+        return {"enabled": cache.enabled, "read_only": cache.read_only,
+                "content": found and found.content, "again": cache.get_sync("k") is not None,
+                "messages": messages}
+
+    seen = _as_a_reader_only(use)
+    assert seen["content"] == "full text" and seen["again"]
+    assert seen["enabled"] and seen["read_only"]
+    assert any("read-only" in m for m in seen["messages"]), seen["messages"]
+    assert not any("integrity" in m or "disabled" in m for m in seen["messages"])
+    assert not list(shared_dir.glob("*.corrupt"))

@@ -1,6 +1,8 @@
 """The compressor stage against a fake OpenAI-compatible server on 127.0.0.1."""
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
@@ -17,6 +19,7 @@ from pipeline.models import Record
 from pipeline.providers.fake import FakeExtractProvider
 from pipeline.settings import Settings
 from pipeline.web import web_extract
+from tests.fetch.conftest import serve_app
 from tests.scripted_server import ScriptedServer, reply_json
 
 SETTINGS = Settings(retries=1, timeout=5)
@@ -251,3 +254,83 @@ async def test_compressing_wraps_the_batch_extract_call():
     record = await run("https://a.example/")
     assert record.compressed and record.content == "gist"
     assert record.metadata["original_chars"] == len(LONG)
+
+
+# --------------------------------------------------------------------------- the stage deadline
+
+@asynccontextmanager
+async def dripping_model(every: float = 0.05) -> AsyncIterator[tuple[str, list[str]]]:
+    """An OpenAI-compatible endpoint that answers 200, then one byte every ``every`` seconds
+    for ever: no read timeout ever fires. Yields (base URL, the paths it was asked)."""
+    asked: list[str] = []
+
+    async def drip(request: web.Request) -> web.StreamResponse:
+        asked.append(request.path)
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        while True:
+            await response.write(b" ")
+            await asyncio.sleep(every)
+
+    app = web.Application()
+    app.router.add_post(PATH, drip)
+    async with serve_app(app) as base:
+        yield base + "/v1", asked
+
+
+async def test_a_dripping_model_gets_the_stage_deadline_and_its_time_is_counted():
+    async with dripping_model() as (base, asked):
+        cfg = CompressorConfig(model="m", base_url=base, timeout=60)
+        async with OpenAICompressor(cfg, Settings(retries=2)) as c:
+            page = record("x" * 6000).model_copy(update={"elapsed_ms": 40})
+            out = await asyncio.wait_for(
+                compress_record(page, c, floor=5000, instruction=None, max_chars=10_000,
+                                deadline=0.3), 30)
+    assert not out.ok and out.content is None and len(asked) == 1
+    assert out.error.kind == "compress" and out.error.retryable
+    assert out.error.message == "compressor: no summary within 0.3 s"
+    assert out.elapsed_ms >= 40 + 300  # fetching's time and the stage's, together
+
+
+class Stalled:
+    """A compressor that never answers."""
+
+    async def compress(self, text: str, instruction: str | None = None) -> str:
+        await asyncio.sleep(3600)
+        return text
+
+
+async def test_the_kernel_holds_each_url_to_the_compress_deadline():
+    pages = {"https://a.example/": LONG, "https://b.example/": "tiny"}
+    response = await asyncio.wait_for(web_extract(
+        list(pages), compress=True, compressor=Stalled(), backend=FakeExtractProvider(pages),
+        settings=Settings(compress_deadline=0.2, cache=False)), 30)
+    a, b = response.records
+    assert response.ok and a.error.kind == "compress" and "within 0.2 s" in a.error.message
+    assert b.ok and b.content == "tiny"
+
+
+class Answers:
+    """A custom compressor that returns ``reply``, whatever it is."""
+
+    def __init__(self, reply: object) -> None:
+        self.reply = reply
+
+    async def compress(self, text: str, instruction: str | None = None) -> object:
+        return self.reply
+
+
+@pytest.mark.parametrize(("reply", "named"), [(None, "NoneType"), (7, "int"),
+                                              ({"summary": "s"}, "dict"), (["s"], "list"),
+                                              ("  ", "empty")])
+async def test_a_compressor_answer_that_is_not_a_text_is_a_compress_error_for_that_url(
+        reply, named):
+    pages = {"https://a.example/": LONG, "https://b.example/": "tiny"}
+    response = await web_extract(list(pages), compress=True, compressor=Answers(reply),
+                                 backend=FakeExtractProvider(pages),
+                                 settings=Settings(cache=False))
+    assert response.ok and response.error is None
+    a, b = response.records
+    assert not a.ok and a.content is None and not a.compressed
+    assert a.error.kind == "compress" and named in a.error.message
+    assert b.ok and b.content == "tiny"

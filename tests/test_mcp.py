@@ -5,6 +5,8 @@ started with ``--allow-net 127.0.0.1/32`` so it may fetch from them. Set
 ``PIPELINE_MCP_TRANSCRIPT=FILE`` to save the exchange as markdown.
 """
 
+import asyncio
+import json
 import os
 import re
 import sys
@@ -133,3 +135,58 @@ async def test_mcp_server_over_stdio(site, tmp_path):
     saved = os.environ.get("PIPELINE_MCP_TRANSCRIPT")
     if saved:
         Path(saved).write_text("\n".join(transcript))
+
+
+async def _frames(*lines: str, limit: float = 60) -> dict[int, dict]:
+    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pipeline", "mcp", "--no-cache", cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO), "PIPELINE_CONFIG": ""},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, limit=1 << 24)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}}
+    proc.stdin.write(json.dumps(init).encode() + b"\n"
+                     + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                     + b"".join(line.encode() + b"\n" for line in lines))
+    await proc.stdin.drain()
+    answers: dict[int, dict] = {}
+    try:
+        async with asyncio.timeout(limit):
+            while len(answers) < len(lines) + 1:
+                raw = await proc.stdout.readline()
+                assert raw, (await proc.stderr.read()).decode()[-2000:]
+                answer = json.loads(raw)
+                answers[answer["id"]] = answer
+    finally:
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 30)
+    return answers
+
+
+def _call(call_id: int, name: str, arguments: str) -> str:
+    """A tools/call frame with ``arguments`` as raw JSON text (escapes kept as written)."""
+    return (f'{{"jsonrpc":"2.0","id":{call_id},"method":"tools/call",'
+            f'"params":{{"name":"{name}","arguments":{arguments}}}}}')
+
+
+async def test_every_raw_call_gets_an_answer_and_errors_quote_urls_clipped():
+    huge = ["http://127.0.0.1:1/" + "a" * 60_000 + f"/{i}" for i in range(100)]
+    answers = await _frames(
+        # a lone surrogate: refused by the SDK's strict JSON parser (loopback: blocked)
+        _call(1, "web_extract", '{"urls":["http://127.0.0.1:1/\\ud800"]}'),
+        _call(2, "web_search", '{"query":"\\udc00' + "q" * 3000 + '"}'),  # over 2,000 chars
+        _call(3, "\\ud83d", "{}"),  # a lone high surrogate as a tool's name
+        _call(4, "web_extract", json.dumps({"urls": huge})),
+    )
+    assert sorted(answers) == [0, 1, 2, 3, 4]
+    for call_id in (1, 2, 3, 4):
+        result = answers[call_id]["result"]
+        assert result["isError"] and len(result["content"]) == 1
+    assert "http://127.0.0.1:1/\ufffd" in answers[1]["result"]["content"][0]["text"]
+    assert "query" in answers[2]["result"]["content"][0]["text"]
+    assert "There is no tool named" in answers[3]["result"]["content"][0]["text"]
+    text = answers[4]["result"]["content"][0]["text"]
+    assert text.count("Reading http://127.0.0.1:1/aaa") == 100
+    assert len(text) < 100 * 500  # each URL quoted clipped, not 6 MB of them

@@ -110,3 +110,23 @@ def test_neutralise_keeps_ordinary_text():
     plain = "a < b and <untrusted> or <web-content> stay; code: if x<y: pass"
     assert neutralise(plain) == plain
     assert all("<" not in neutralise(a).split("untrusted")[0].lower() for a in ATTACKS[:3])
+
+
+def test_failures_quote_urls_and_queries_clipped():
+    url = "https://a.test/" + "x" * 60_000
+    failed = Record.failure(url, ErrorInfo(kind="invalid_url", message="too long"))
+    text = render(ExtractResponse(ok=True, records=[failed] * 3))
+    assert text.count("Reading https://a.test/xxx") == 3 and len(text) < 3 * 400
+    search = render(SearchResponse(ok=False, query="q" * 5000,
+                                   error=ErrorInfo(kind="invalid_request", message="long")))
+    assert len(search) < 400
+
+
+async def test_an_answer_quoting_a_lone_surrogate_can_be_encoded():
+    from pipeline.settings import Settings
+    from pipeline.tools import run_tool
+
+    text = await run_tool("web_extract", {"urls": ["http://127.0.0.1:1/\ud800"]},
+                          settings=Settings(cache=False))  # loopback: blocked, never fetched
+    assert "http://127.0.0.1:1/\ufffd" in text
+    text.encode("utf-8")

@@ -31,3 +31,38 @@ def test_missing_config_file_is_config_error(tmp_path):
     with pytest.raises(PipelineError) as caught:
         load_settings(env={}, config_file=tmp_path / "nope.toml")
     assert caught.value.kind == "config"
+
+
+def test_headers_from_flags_environment_and_file(tmp_path):
+    flags = load_settings({"headers": ["X-A: 1", "x-a: 2", "Accept-Language: fr, en"]}, env={})
+    assert flags.headers == {"x-a": "2", "Accept-Language": "fr, en"}
+    env = load_settings(env={"PIPELINE_HEADERS": "X-A: 1\nX-B: two, three\n"})
+    assert env.headers == {"X-A": "1", "X-B": "two, three"}
+    config = tmp_path / "pipeline.toml"
+    config.write_text('[pipeline.headers]\n"X-From-File" = "yes"\n')
+    assert load_settings(env={}, config_file=config).headers == {"X-From-File": "yes"}
+
+
+@pytest.mark.parametrize("header, problem", [
+    ("no colon here", "Name: value"),
+    ("Bad Name: x", "invalid header name"),
+    ("Host: example.com", "cannot be set"),
+    ("Proxy-Authorization: Basic x", "cannot be set"),
+    ("If-None-Match: x", "cannot be set"),
+])
+def test_bad_headers_are_config_errors(header, problem):
+    with pytest.raises(PipelineError) as caught:
+        load_settings({"headers": [header]}, env={})
+    assert caught.value.kind == "config" and problem in caught.value.message
+
+
+@pytest.mark.parametrize("proxy, problem", [
+    ("ftp://proxy:21", "not supported"),
+    ("http://:3128", "no host"),
+    ("http://proxy:notaport", "not a URL"),
+])
+def test_bad_proxy_urls_are_config_errors_without_credentials(proxy, problem):
+    with pytest.raises(PipelineError) as caught:
+        load_settings({"proxy": proxy.replace("://", "://user:hunter2@")}, env={})
+    assert caught.value.kind == "config" and problem in caught.value.message
+    assert "hunter2" not in caught.value.message

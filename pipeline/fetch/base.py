@@ -13,9 +13,38 @@ from typing import Protocol, runtime_checkable
 from pipeline.errors import PipelineError
 
 
+@dataclass(frozen=True)
+class Validators:
+    """What a cached page's response said about its version, to ask its server whether it
+    changed: ``If-None-Match`` (``etag``) and ``If-Modified-Since`` (``last_modified``), sent
+    to ``url`` only (the cached page's final URL)."""
+
+    url: str
+    etag: str | None = None
+    last_modified: str | None = None
+
+    @classmethod
+    def from_headers(cls, url: str, headers: Mapping[str, str]) -> Validators | None:
+        """The validators of a response (lower-case ``headers``), or None if it has none."""
+        etag = headers.get("etag") or None
+        last_modified = headers.get("last-modified") or None
+        if etag is None and last_modified is None:
+            return None
+        return cls(url, etag, last_modified)
+
+    def headers(self) -> dict[str, str]:
+        headers = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
+
+
 @dataclass
 class FetchResult:
-    """A response that passed every guard: its body is at most ``max_bytes`` long."""
+    """A response that passed every guard: its body is at most ``max_bytes`` long. A fetch
+    with validators may also end in a ``304`` (``not_modified``) with an empty body."""
 
     url: str  # as requested
     final_url: str  # after redirects
@@ -25,6 +54,10 @@ class FetchResult:
     body: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
     attempts: int = 1
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
 
 
 class FetchError(PipelineError):
@@ -60,11 +93,14 @@ class Fetcher(Protocol):
     ``PipelineError``) with one of the kinds ``invalid_url``, ``blocked``, ``robots``,
     ``too_large``, ``timeout``, ``http_status``, ``network``, ``unsupported_type``,
     ``cancelled``. It never raises anything else and never takes longer than the settings'
-    per-URL deadline. A fetcher is an async context manager owning its connections; use one
-    per run and call ``fetch`` concurrently.
+    per-URL deadline. With ``validators`` it may ask whether the page changed and return a
+    ``304`` result (empty body); a fetcher may also ignore them and fetch the page. A
+    fetcher is an async context manager owning its connections; use one per run and call
+    ``fetch`` concurrently.
     """
 
-    async def fetch(self, url: str) -> FetchResult: ...
+    async def fetch(self, url: str, *, validators: Validators | None = None
+                    ) -> FetchResult: ...
 
     async def __aenter__(self) -> Fetcher: ...
 
@@ -75,7 +111,8 @@ class FakeFetcher:
     """A fetcher that answers from a table: ``{url: FetchResult | FetchError | bytes}``.
 
     ``bytes`` values become a 200 ``text/html`` response. Unknown URLs give a ``network``
-    error. ``calls`` counts fetches per URL (useful to check de-duplication).
+    error. ``calls`` counts fetches per URL (useful to check de-duplication). It ignores
+    validators (always the full answer).
     """
 
     def __init__(self, routes: Mapping[str, FetchResult | FetchError | bytes],
@@ -84,7 +121,7 @@ class FakeFetcher:
         self.media_type = media_type
         self.calls: dict[str, int] = {}
 
-    async def fetch(self, url: str) -> FetchResult:
+    async def fetch(self, url: str, *, validators: Validators | None = None) -> FetchResult:
         self.calls[url] = self.calls.get(url, 0) + 1
         answer = self.routes.get(url)
         if answer is None:

@@ -1,10 +1,12 @@
 """The real fetcher: aiohttp with every guard of the fetch port.
 
 Per URL: validate and normalise → [robots.txt] → HEAD guard (until the host has earned
-:class:`~pipeline.fetch.head_trust.HeadTrust`) → GET with retries. Each request
-passes the per-host gate; redirects are followed here, one hop at a time, each hop re-checked;
-literal IP hosts are judged before a request and resolved names by the connector's
-:class:`~pipeline.fetch.resolver.PolicyResolver`. The whole of it runs under one deadline.
+:class:`~pipeline.fetch.head_trust.HeadTrust`; none for a conditional GET) → GET with retries.
+Each request passes the per-host gate; redirects are followed here, one hop at a time, each
+hop re-checked; literal IP hosts are judged before a request and resolved names by the
+connector's :class:`~pipeline.fetch.resolver.PolicyResolver` (through a proxy, by
+:class:`~pipeline.fetch.proxy.ProxyRoutes` before the request). Credentials go only to the
+host a URL names (:mod:`pipeline.fetch.credentials`). The whole of it runs under one deadline.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from multidict import CIMultiDictProxy
 from yarl import URL
 
 from pipeline.errors import PipelineError
-from pipeline.fetch.base import FetchError, FetchResult
+from pipeline.fetch.base import FetchError, FetchResult, Validators
+from pipeline.fetch.cookies import CookieFile
+from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
 from pipeline.fetch.failures import classify
 from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
@@ -27,6 +31,7 @@ from pipeline.fetch.inflate import decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.proxy import ProxyRoutes
 from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_delay
 from pipeline.fetch.robots import RobotsCache
@@ -40,6 +45,8 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _REFUSALS = frozenset({"too_large", "unsupported_type"})
 # A 429 without Retry-After still slows its host down this long.
 DEFAULT_SLOWDOWN = 1.0
+# HEAD answers that say the host does not do HEAD (its URLs then get the GET alone).
+_NO_HEAD_STATUSES = frozenset({405, 501})
 
 
 @dataclass
@@ -56,12 +63,27 @@ class _Answer:
 
 @dataclass
 class _Call:
-    """One fetch() call: its host key, its deadline (loop time) and how many GET attempts
-    it made."""
+    """One fetch() call: its host key, its deadline (loop time), how many GET attempts it
+    made, and how much waiting for its host's pauses may still be kept off its deadline."""
 
     host: str
     deadline: float
     attempts: int = 0
+    pause_allowance: float = 0.0
+    scope: asyncio.Timeout | None = None
+    validators: Validators | None = None
+
+    def hold(self, seconds: float) -> float:
+        """The URL is about to wait ``seconds`` for its host's pause (a 429/Retry-After):
+        move its deadline past the wait, as far as the allowance goes; returns the deadline.
+        Waiting out a pause is not the URL's time, like waiting in its host's queue."""
+        moved = min(seconds, self.pause_allowance)
+        if moved > 0:
+            self.pause_allowance -= moved
+            self.deadline += moved
+            if self.scope is not None and (when := self.scope.when()) is not None:
+                self.scope.reschedule(when + moved)
+        return self.deadline
 
 
 def _host_key(url: URL) -> str:
@@ -97,21 +119,37 @@ class HttpFetcher:
         self._session: aiohttp.ClientSession | None = None
         self._policy_resolver: PolicyResolver | None = None
         self._robots: RobotsCache | None = None
+        self._routes: ProxyRoutes | None = None  # None: no proxy at all
+        self._credentials: Credentials | None = None  # None: no credentials to send
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
-        self._policy_resolver = PolicyResolver(self.policy, self._resolver,
-                                               timeout=s.connect_timeout)
-        connector = aiohttp.TCPConnector(
-            limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
-            ttl_dns_cache=60, resolver=self._policy_resolver,
-        )
+        plain, secret = split_headers(s.headers)
+        cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
+        if secret or cookies is not None:
+            self._credentials = Credentials(secret, cookies)
+        routes = ProxyRoutes(s, self.policy, self._resolver) if s.proxy or s.trust_env else None
+        if routes is not None and routes.enabled:
+            try:
+                await routes.start()
+            except BaseException:
+                await routes.close()
+                raise
+            self._routes = routes
+        self._policy_resolver = PolicyResolver(
+            self.policy, self._resolver, timeout=s.connect_timeout,
+            host_policies=routes.proxy_hosts() if self._routes is not None else None)
+        options = dict(limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
+                       ttl_dns_cache=60, resolver=self._policy_resolver)
+        connector = (self._routes.connector(**options)
+                     if self._routes is not None and self._routes.socks
+                     else aiohttp.TCPConnector(**options))
         teach_aioresponses()  # tests may mock us with aioresponses
         self._session = aiohttp.ClientSession(
             connector=connector,
-            cookie_jar=aiohttp.DummyCookieJar(),  # no cookie ever reaches another host
-            headers={"User-Agent": s.user_agent, "Accept": ACCEPT,
-                     "Accept-Encoding": "gzip, deflate, br"},
+            cookie_jar=aiohttp.DummyCookieJar(),  # cookies: only --cookie-file's, per hop
+            headers=merge_headers({"User-Agent": s.user_agent, "Accept": ACCEPT,
+                                   "Accept-Encoding": "gzip, deflate, br"}, plain),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=s.connect_timeout,
                                           sock_read=s.read_timeout),
             # decoded in _final (pipeline.fetch.inflate), which notices a stream cut short
@@ -128,11 +166,16 @@ class HttpFetcher:
         if self._policy_resolver is not None:  # a resolver passed in is not closed by aiohttp
             await self._policy_resolver.close()
             self._policy_resolver = None
+        if self._routes is not None:
+            await self._routes.close()
+            self._routes = None
 
-    async def fetch(self, url: str) -> FetchResult:
+    async def fetch(self, url: str, *, validators: Validators | None = None) -> FetchResult:
         """Fetch one URL; raise only :class:`FetchError`, never later than the deadline.
 
-        The deadline starts once the host admits the URL (see ``HostGate.admit``).
+        The deadline starts once the host admits the URL (see ``HostGate.admit``). With
+        ``validators`` the GET is conditional (and no HEAD is sent): a ``304`` comes back as
+        a result with an empty body.
         """
         if self._session is None:
             raise FetchError("network", "fetcher not started (use 'async with')")
@@ -143,14 +186,16 @@ class HttpFetcher:
             raise FetchError(exc.kind, exc.message, retryable=exc.retryable) from None
         host = _host_key(target)
         async with self.gate.admit(host):
-            return await self._fetch_admitted(url, target, host)
+            return await self._fetch_admitted(url, target, host, validators)
 
-    async def _fetch_admitted(self, raw: str, target: URL, host: str) -> FetchResult:
+    async def _fetch_admitted(self, raw: str, target: URL, host: str,
+                              validators: Validators | None = None) -> FetchResult:
         timeout = self.settings.timeout
-        call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout)
+        call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout,
+                     pause_allowance=self.settings.retry_after_cap, validators=validators)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout) as call.scope:
                 return await self._fetch(raw, target, call)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
@@ -169,21 +214,22 @@ class HttpFetcher:
         if self._robots is not None:
             await self._robots.check(target)
         try:
-            if self.settings.head and await self._head_trust.claim(call.host):
-                clean = False
+            if (self.settings.head and call.validators is None
+                    and await self._head_trust.claim(call.host)):
+                verdict = "refused"
                 try:
-                    clean = await self._head_guard(target, call.deadline)
+                    verdict = await self._head_guard(target, call)
                 finally:
-                    self._head_trust.probed(call.host, clean)
+                    self._head_trust.probed(call.host, verdict == "clean",
+                                            failed=verdict == "failed")
             answer = await self._get_with_retries(target, call)
         except FetchError as exc:
             if exc.kind in _REFUSALS:
                 self._head_trust.refused(call.host)
             raise
-        assert answer.body is not None
         return FetchResult(
             url=raw, final_url=str(answer.url), status=answer.status,
-            media_type=answer.media_type, charset=answer.charset, body=answer.body,
+            media_type=answer.media_type, charset=answer.charset, body=answer.body or b"",
             headers={k.lower(): v for k, v in answer.headers.items()}, attempts=call.attempts,
         )
 
@@ -192,53 +238,64 @@ class HttpFetcher:
         still ends before the deadline. A plain loop: most URLs succeed first time and
         should not pay for retry machinery."""
         loop = asyncio.get_running_loop()
-        started = loop.time()
-        budget = call.deadline - started
         while True:
             call.attempts += 1
             try:
-                return await self._get(target, call.deadline)
+                return await self._get(target, call)
             except FetchError as exc:
                 if not exc.retryable or call.attempts > self.settings.retries:
                     raise
-                delay = retry_delay(exc, call.attempts)
-                if loop.time() - started + delay >= budget:
-                    raise
+                if exc.retry_after is not None:
+                    # The host is paused: the next request waits that out at the host's
+                    # gate, off this URL's deadline (see _Call.hold) — unless the pause
+                    # outlasts all this URL may still wait.
+                    if loop.time() + exc.retry_after > call.deadline + call.pause_allowance:
+                        raise
+                    delay = 0.0
+                else:
+                    delay = retry_delay(exc, call.attempts)
+                    if loop.time() + delay >= call.deadline:
+                        raise
             await asyncio.sleep(delay)
 
-    async def _head_guard(self, target: URL, deadline: float) -> bool:
+    async def _head_guard(self, target: URL, call: _Call) -> str:
         """Refuse early on what HEAD announces; any HEAD trouble just means "go on".
-        True when the HEAD answered 2xx with nothing to refuse."""
+        Returns "clean" when the HEAD answered 2xx with nothing to refuse, "failed" when it
+        failed or stalled (the host does not do HEAD), else "other"."""
         s = self.settings
         try:
-            async with asyncio.timeout(min(s.connect_timeout + s.read_timeout, s.timeout / 3)):
-                answer = await self.exchange("HEAD", target, max_bytes=0, deadline=deadline)
+            # The limit is on the request itself: waiting for the host's gate is not HEAD's.
+            answer = await self.exchange("HEAD", target, max_bytes=0, deadline=call.deadline,
+                                         hold=call.hold, header_limit=s.timeout / 3)
         except FetchError as exc:
             if exc.kind in ("blocked", "invalid_url"):
                 raise
-            return False
-        except TimeoutError:
-            return False
+            return "failed" if exc.kind in ("timeout", "network") else "other"
         if answer.status == 429:
             self._slow_down(answer)
+        if answer.status in _NO_HEAD_STATUSES:
+            return "failed"
         if not 200 <= answer.status < 300:
-            return False
+            return "other"
         length = _content_length(answer.headers)
         if length is not None and length > s.max_bytes:
             raise FetchError("too_large", f"Content-Length {length} exceeds max_bytes "
                                           f"{s.max_bytes} (HEAD)", final_url=str(answer.url))
         self._reject_media_type(answer.media_type, answer.url)
-        return True
+        return "clean"
 
     def _reject_media_type(self, media_type: str | None, url: URL) -> None:
         if media_type and self.early_reject(media_type):
             raise FetchError("unsupported_type", f"no handler for {media_type}",
                              final_url=str(url))
 
-    async def _get(self, target: URL, deadline: float) -> _Answer:
+    async def _get(self, target: URL, call: _Call) -> _Answer:
+        validators = call.validators
         answer = await self.exchange("GET", target, max_bytes=self.settings.max_bytes,
-                                     deadline=deadline)
-        if 200 <= answer.status < 300:
+                                     deadline=call.deadline, hold=call.hold,
+                                     validators=validators)
+        if 200 <= answer.status < 300 or (answer.status == 304 and validators is not None
+                                          and str(answer.url) == validators.url):
             return answer
         error = FetchError("http_status", f"HTTP {answer.status}", status=answer.status,
                            final_url=str(answer.url),
@@ -256,22 +313,39 @@ class HttpFetcher:
         return hint
 
     async def exchange(self, method: str, url: URL, *, max_bytes: int,
-                       deadline: float | None = None) -> _Answer:
+                       deadline: float | None = None,
+                       validators: Validators | None = None,
+                       hold: Callable[[float], float] | None = None,
+                       header_limit: float | None = None) -> _Answer:
         """One request and its redirect chain; the body of a final 2xx GET, capped.
 
-        A host that asked us to wait past ``deadline`` (loop time) fails at once.
+        A host that asked us to wait past ``deadline`` (loop time) fails at once; ``hold``
+        may move the deadline first (see :meth:`HostGate.slot`). ``validators`` make the
+        request to their URL conditional. Each request's headers must arrive within
+        ``connect_timeout + read_timeout``, or ``header_limit`` if less.
         """
         s = self.settings
+        limit = s.connect_timeout + s.read_timeout
+        limit = limit if header_limit is None else min(limit, header_limit)
         seen = {str(url)}
+        origin: URL | None = url  # None once the chain has left the first host
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
+            if self._routes is not None and self._routes.proxied(url):
+                await self._routes.check_target(url)
+            if origin is not None and not same_host(url, origin):
+                origin = None
+            headers = self._hop_headers(url, origin is not None, validators)
             try:
-                async with self.gate.slot(_host_key(url), deadline):
-                    answer, next_url, status = await self._hop(method, url, hop, max_bytes)
+                async with self.gate.slot(_host_key(url), deadline, hold):
+                    answer, next_url, status = await self._hop(method, url, hop, max_bytes,
+                                                               limit, headers)
             except HostThrottled as exc:
-                raise FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
-                                 "pause (429/Retry-After) beyond this URL's deadline",
-                                 status=429, retryable=True, final_url=str(url)) from None
+                error = FetchError("http_status", f"{url.raw_host} asked for a {exc.wait:.1f} s "
+                                   "pause (429/Retry-After) beyond this URL's deadline",
+                                   status=429, retryable=True, final_url=str(url))
+                error.retry_after = exc.wait
+                raise error from None
             if answer is not None:
                 return answer
             if str(next_url) in seen:
@@ -281,14 +355,28 @@ class HttpFetcher:
             url = next_url
         raise AssertionError("unreachable: the loop returns or raises")
 
-    async def _hop(self, method: str, url: URL, hop: int,
-                   max_bytes: int) -> tuple[_Answer | None, URL, int]:
+    def _hop_headers(self, url: URL, on_origin: bool,
+                     validators: Validators | None) -> dict[str, str] | None:
+        """Per-hop headers: credentials while on the first host, the conditional headers
+        at the validators' URL (None when neither applies)."""
+        headers = None
+        if on_origin and self._credentials is not None:
+            headers = self._credentials.headers_for(url)
+        if validators is not None and str(url) == validators.url:
+            headers = {**(headers or {}), **validators.headers()}
+        return headers
+
+    async def _hop(self, method: str, url: URL, hop: int, max_bytes: int,
+                   header_limit: float, headers: Mapping[str, str] | None = None
+                   ) -> tuple[_Answer | None, URL, int]:
         """One request: (the final answer, _, _) or (None, where it redirects, status)."""
         s = self.settings
         assert self._session is not None
+        proxy = self._routes.for_request(url) if self._routes is not None else None
         try:
-            async with asyncio.timeout(s.connect_timeout + s.read_timeout):
-                response = await self._session.request(method, url, allow_redirects=False)
+            async with asyncio.timeout(header_limit):
+                response = await self._session.request(method, url, allow_redirects=False,
+                                                       headers=headers, proxy=proxy)
         except Exception as exc:
             raise classify(exc, url, s.read_timeout) from None
         try:

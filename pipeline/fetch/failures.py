@@ -60,6 +60,14 @@ def classify(exc: BaseException, url: URL, read_timeout: float) -> FetchError:
                           retryable=True)
     if isinstance(exc, asyncio.TimeoutError):
         return FetchError("timeout", f"response headers from {host} too slow", retryable=True)
+    if isinstance(exc, aiohttp.ClientProxyConnectionError):
+        return FetchError("network", f"cannot connect to the proxy (for {host})", retryable=True)
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return FetchError("network", f"the proxy refused the request to {host} "
+                                     f"(HTTP {exc.status})", retryable=exc.status >= 500)
+    if type(exc).__module__.startswith("aiohttp_socks"):  # an optional extra: not imported
+        return FetchError("network", f"the socks proxy failed for {host}: "
+                                     f"{type(exc).__name__}", retryable=True)
     if isinstance(exc, aiohttp.ClientConnectorError):
         reason = exc.strerror or type(exc.os_error).__name__
         return FetchError("network", f"cannot connect to {host}: {reason}", retryable=True)

@@ -5,7 +5,9 @@ What it buys is refusing an oversized or binary URL before the host starts sendi
 The GET's own headers are checked the same way before any body is read, so skipping HEAD
 only risks the bytes already in flight when a refused GET is dropped. So: HEAD a host's URLs
 until ``trust_after`` HEADs in a row have found nothing to refuse, then GET alone; the first
-refusal (by HEAD or by a GET's headers or byte cap) starts the count again.
+refusal (by HEAD or by a GET's headers or byte cap) starts the count again. A HEAD that
+fails or stalls (no answer in time, a broken connection, 405/501) is evidence that the host
+does not do HEAD: from then on its URLs get the GET alone, whatever ``trust_after`` says.
 
 A burst of one host's URLs (say 256 at once) sends only the HEADs that could still earn the
 host's trust: the other URLs wait for those probes' verdict, about one HEAD's round trip, as
@@ -22,17 +24,21 @@ DEFAULT_MAX_HOSTS = 4096
 
 class HeadTrust:
     """Counts clean HEADs per host (least recently used hosts forgotten past ``max_hosts``),
-    and the HEADs in flight (probes) that could add to the count."""
+    the HEADs in flight (probes) that could add to the count, and the hosts whose HEADs
+    failed."""
 
     def __init__(self, trust_after: int, max_hosts: int = DEFAULT_MAX_HOSTS) -> None:
         self.trust_after = trust_after
         self._max_hosts = max_hosts
         self._clean: OrderedDict[str, int] = OrderedDict()
+        self._headless: OrderedDict[str, None] = OrderedDict()  # hosts whose HEAD failed
         self._probes: dict[str, int] = {}  # hosts with probes in flight only
         self._verdicts: dict[str, asyncio.Event] = {}  # set when a probe of the host ends
 
     def wanted(self, host: str) -> bool:
         """Whether ``host`` is not trusted yet (its URLs should be HEADed first)."""
+        if host in self._headless:
+            return False
         return self.trust_after == 0 or self._clean.get(host, 0) < self.trust_after
 
     async def claim(self, host: str) -> bool:
@@ -50,14 +56,17 @@ class HeadTrust:
             await verdict.wait()
         return False
 
-    def probed(self, host: str, clean: bool) -> None:
+    def probed(self, host: str, clean: bool, *, failed: bool = False) -> None:
         """A probe of ``host`` ended: ``clean`` when its HEAD answered 2xx with nothing to
-        refuse. The URLs waiting on the host's probes look again."""
+        refuse, ``failed`` when it failed or stalled (see :meth:`failed`). The URLs waiting
+        on the host's probes look again."""
         probes = self._probes.pop(host, 0) - 1
         if probes > 0:
             self._probes[host] = probes
         if clean:
             self.passed(host)
+        if failed:
+            self.failed(host)
         if (verdict := self._verdicts.pop(host, None)) is not None:
             verdict.set()
 
@@ -67,6 +76,13 @@ class HeadTrust:
         self._clean.move_to_end(host)
         if len(self._clean) > self._max_hosts:
             self._clean.popitem(last=False)
+
+    def failed(self, host: str) -> None:
+        """A HEAD of ``host`` failed or stalled: the host is taken as not doing HEAD."""
+        self._headless[host] = None
+        self._headless.move_to_end(host)
+        if len(self._headless) > self._max_hosts:
+            self._headless.popitem(last=False)
 
     def refused(self, host: str) -> None:
         """Something of ``host`` was refused as too large or binary: HEAD it again."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 
 from aiolimiter import AsyncLimiter
 
@@ -68,14 +69,16 @@ class _Admission:
 
 
 class _Slot:
-    """``async with gate.slot(host, deadline)``: runs for every request."""
+    """``async with gate.slot(host, deadline, hold)``: runs for every request."""
 
-    __slots__ = ("deadline", "entry", "gate", "host")
+    __slots__ = ("deadline", "entry", "gate", "hold", "host")
 
-    def __init__(self, gate: HostGate, host: str, deadline: float | None) -> None:
+    def __init__(self, gate: HostGate, host: str, deadline: float | None,
+                 hold: Callable[[float], float] | None) -> None:
         self.gate = gate
         self.host = host
         self.deadline = deadline
+        self.hold = hold
         self.entry: _Host | None = None
 
     async def __aenter__(self) -> None:
@@ -85,7 +88,8 @@ class _Slot:
             if entry.not_before > 0:
                 loop = asyncio.get_running_loop()
                 while (delay := entry.not_before - loop.time()) > 0:
-                    if self.deadline is not None and entry.not_before > self.deadline:
+                    deadline = self.deadline if self.hold is None else self.hold(delay)
+                    if deadline is not None and entry.not_before > deadline:
                         raise HostThrottled(self.host, delay)
                     await asyncio.sleep(delay)
             if entry.limiter is not None:
@@ -145,14 +149,18 @@ class HostGate:
         """
         return _Admission(self, host)
 
-    def slot(self, host: str, deadline: float | None = None) -> _Slot:
+    def slot(self, host: str, deadline: float | None = None,
+             hold: Callable[[float], float] | None = None) -> _Slot:
         """Pace one request to ``host`` (``async with``): wait out any slow-down, then the
         rate limiter.
 
         Raise :class:`HostThrottled` rather than wait for a slow-down ending after
-        ``deadline`` (loop time).
+        ``deadline`` (loop time). With ``hold``, the deadline is the caller's to move: before
+        each wait for a slow-down, ``hold(seconds)`` is told how long it will be and returns
+        the deadline then in force (a URL waiting out its host's pause has not started, so
+        its own deadline may stand still meanwhile).
         """
-        return _Slot(self, host, deadline)
+        return _Slot(self, host, deadline, hold)
 
     def slow_down(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` (a 429 or 503 with Retry-After)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Mapping
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
@@ -30,14 +31,17 @@ class PolicyResolver(AbstractResolver):
     """Wrap ``inner`` and keep only the addresses ``policy`` allows.
 
     A lookup that fails, times out or returns nothing fails closed (``OSError``); when every
-    address is refused, :class:`AddressBlocked` names the first reason.
+    address is refused, :class:`AddressBlocked` names the first reason. ``host_policies``
+    judges the names it lists by their own policy instead (a proxy's name).
     """
 
     def __init__(self, policy: NetworkPolicy, inner: AbstractResolver | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None,
+                 host_policies: Mapping[str, NetworkPolicy] | None = None) -> None:
         self.policy = policy
         self._inner = inner
         self._timeout = timeout
+        self._host_policies = dict(host_policies or {})
 
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
@@ -51,8 +55,9 @@ class PolicyResolver(AbstractResolver):
         allowed: list[ResolveResult] = []
         first_reason: str | None = None
         first_way_out = ""
+        policy = self._host_policies.get(host, self.policy) if self._host_policies else self.policy
         for result in results:
-            reason = self.policy.refusal(result["host"])
+            reason = policy.refusal(result["host"])
             if reason is None:
                 allowed.append(result)
             elif first_reason is None:

@@ -1,6 +1,7 @@
 """The batch command's view of providers and the compressor: one ``extract(url) -> Record``
 callable for :class:`pipeline.engine.BatchEngine`, honouring ``--extract-backend`` /
-``backend`` (with failover), ``--cache DIR`` and ``--compress``.
+``backend`` (with failover), ``--cache DIR`` (with revalidation when the extraction is
+our own: :mod:`pipeline.revalidate`) and ``--compress``.
 
 When the selection is just our own pipeline and nothing is compressed, the engine gets the
 native extractor's own ``extract_one`` (no extra layer on the hot path).
@@ -9,7 +10,6 @@ native extractor's own ``extract_one`` (no extra layer on the hot path).
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -22,6 +22,7 @@ from pipeline.paging import FULL_TEXT_CHARS, cached_extract
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import one_url_extract, open_extractor
 from pipeline.providers.registry import EXTRACT, ProviderSpec, Registry, default_registry
+from pipeline.revalidate import revalidating_extract
 from pipeline.settings import Settings
 
 Extract = Callable[[str], Awaitable[Record]]
@@ -62,8 +63,9 @@ async def batch_extract(settings: Settings, native: Any, *,
         budget = FULL_TEXT_CHARS if cache.enabled else settings.max_chars
         if extractor.chain.names == ["native"]:
             opened = await stack.enter_async_context(native)
-            extract = (functools.partial(opened.extract_one, max_chars=budget)
-                       if cache.enabled else opened.extract_one)
+            extract = opened.extract_one
+            if cache.enabled:  # revalidation needs our own fetcher's conditional requests
+                extract = revalidating_extract(opened, cache, settings, backends=["native"])
         else:
             if not settings.quiet:  # pages going to a vendor may cost money: say so
                 print(f"extract-pipeline: extracting with {' → '.join(extractor.chain.names)}",
@@ -71,6 +73,6 @@ async def batch_extract(settings: Settings, native: Any, *,
             await stack.enter_async_context(extractor)
             options = ExtractOptions(format=settings.format, max_chars=budget)
             extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
-        if cache.enabled:
-            extract = cached_extract(extract, cache, settings, backends=extractor.chain.names)
+            if cache.enabled:
+                extract = cached_extract(extract, cache, settings, backends=extractor.chain.names)
         yield compressing(extract, compressor, settings) if compressor is not None else extract

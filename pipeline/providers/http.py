@@ -16,11 +16,13 @@ from typing import Any, Self
 
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+from yarl import URL
 
 from pipeline.errors import PipelineError, sanitize_message
 from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.proxy import SOCKS_SCHEMES, socks_connector
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
 from pipeline.settings import Settings
 
@@ -141,8 +143,14 @@ class VendorClient:
             timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=s.connect_timeout,
                                             sock_read=s.read_timeout)
             teach_aioresponses()  # tests may mock us with aioresponses
+            proxy = URL(s.proxy) if s.proxy else None
+            socks = proxy is not None and proxy.scheme in SOCKS_SCHEMES
+            # --proxy / --trust-env carry vendor calls too (the endpoints are the user's own
+            # choice: no policy check here, as for direct calls)
             self._session = aiohttp.ClientSession(
-                timeout=timeout, headers={"User-Agent": s.user_agent})
+                timeout=timeout, headers={"User-Agent": s.user_agent},
+                connector=socks_connector(proxy) if socks and proxy is not None else None,
+                proxy=None if socks else proxy, trust_env=s.trust_env and proxy is None)
         return self._session
 
     async def aclose(self) -> None:

@@ -112,3 +112,25 @@ async def test_standalone_process_honours_its_flags(dataset: Path) -> None:
                 assert response.content_type == "text/plain"
                 assert await response.read() == text_page(PAGES[0])
     assert proc.poll() is not None  # stopped on exit
+
+
+async def test_validators_answer_304_and_stats_count_requests() -> None:
+    async with client_for(CorpusConfig(kind="html", validators=True)) as client:
+        first = await client.get("/p/4")
+        etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+        assert await first.read() == PAGES[1] and etag == '"1"'
+        same = await client.get("/p/1", headers={"If-None-Match": etag})
+        assert same.status == 304 and await same.read() == b""
+        other = await client.get("/p/2", headers={"If-None-Match": etag})
+        assert other.status == 200
+        dated = await client.get("/p/2", headers={"If-Modified-Since": modified})
+        assert dated.status == 304
+        await client.head("/p/0")
+        stats = await (await client.get("/stats")).json()
+    assert stats == {"GET 200": 2, "GET 304": 2, "HEAD 200": 1}
+
+
+async def test_without_validators_pages_have_none() -> None:
+    async with client_for(CorpusConfig(kind="html")) as client:
+        response = await client.get("/p/0", headers={"If-None-Match": '"0"'})
+        assert response.status == 200 and "ETag" not in response.headers

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import io
+import json
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -70,6 +72,28 @@ def test_resume_repairs_the_torn_line_and_finishes_the_rest(url_file, tmp_path, 
     assert "resuming: 12 records" in capsys.readouterr().err
 
 
+def test_resume_redoes_a_line_that_is_not_a_whole_record(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert run([str(url_file), "-o", str(out), "--ordered"]) == 0
+    lines = out.read_bytes().splitlines(keepends=True)
+    lines[5] = lines[5][:40] + b"\n"  # cut in half, its newline kept
+    out.write_bytes(b"".join(lines))
+    fetcher = text_fetcher(URLS)
+    assert run([str(url_file), "-o", str(out), "--resume"], fetcher) == 0
+    assert dict(fetcher.calls) == {URLS[5]: 1}
+    whole = [json.loads(line) for line in out.read_bytes().splitlines() if line != lines[5][:-1]]
+    assert sorted(r["index"] for r in whole) == list(range(31))
+    assert "1 lines are not whole records" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_disk_stops_the_run_with_one_line_and_the_resume_hint(url_file, capsys):
+    assert run([str(url_file), "-o", "/dev/full"]) == cli.EXIT_OUTPUT == 74
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "cannot write /dev/full: No space left on device" in err and "--resume" in err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -84,6 +108,8 @@ def test_resume_repairs_the_torn_line_and_finishes_the_rest(url_file, tmp_path, 
         (["{urls}", "-o", "no/such/dir/out.jsonl"], "cannot write"),
         (["{tmp}"], "cannot read"),
         (["{urls}", "-o", "{tmp}", "--resume"], "cannot resume"),
+        (["{urls}", "--header", "X-Token"], "is not 'Name: value'"),
+        (["{urls}", "--proxy", "ftp://proxy.test:21"], "proxy scheme 'ftp' not supported"),
     ],
 )
 def test_usage_and_config_errors_exit_2_with_one_line(argv, message, url_file, capsys):
@@ -214,3 +240,13 @@ def test_batch_help_ends_with_examples(monkeypatch, capsys):
     assert all(line.startswith("  python -m pipeline ") for line in examples)
     assert any("--resume" in line for line in examples)
     assert "--ordered" in out and "--loops" in out  # the batch command has its own flags
+
+
+def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    code = cli.main([str(url_file), "-o", str(out), "--workers", "1",
+                     "--cookie-file", str(tmp_path / "missing.txt")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "cannot read cookie file" in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1

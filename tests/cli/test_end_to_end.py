@@ -131,6 +131,33 @@ async def test_sigint_then_resume_against_a_slow_server(tmp_path, loops):
     assert all(gets[f"/text/{i}"] == 1 for i in done_before)  # done work was not redone
 
 
+async def test_a_dripping_model_costs_each_url_its_compress_deadline_only(tmp_path):
+    """A model endpoint dripping a byte at a time: each URL's compress stage ends at its
+    deadline (a compress error counted in elapsed_ms), and the run ends with them."""
+    from tests.test_compress import dripping_model
+
+    app, _ = site()
+    async with serve(app) as base, dripping_model() as (model, asked):
+        urls = tmp_path / "urls.txt"
+        urls.write_text("".join(f"{base}/text/{i}\n" for i in range(3)))
+        out = tmp_path / "out.jsonl"
+        env = {"PIPELINE_COMPRESS_MODEL": "m", "PIPELINE_COMPRESS_BASE_URL": model,
+               "PIPELINE_COMPRESS_CONCURRENCY": "1", "PIPELINE_CONFIG": ""}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "pipeline", str(urls), "-o", str(out), "--workers", "1",
+            "--compress", "--compress-floor", "10", "--compress-deadline", "0.5", *LOOPBACK,
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            stderr=asyncio.subprocess.PIPE)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, stderr
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == [0, 1, 2]
+    assert all(r["error"]["kind"] == "compress" for r in records)
+    assert all("within 0.5 s" in r["error"]["message"] for r in records)
+    assert all(r["elapsed_ms"] >= 500 for r in records)
+    assert 1 <= len(asked) <= 3  # one model slot: a URL may end while still waiting for it
+
+
 def read_records_lenient(path: Path) -> list[dict]:
     records = []
     for line in path.read_text().splitlines():

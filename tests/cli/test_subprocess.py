@@ -20,8 +20,9 @@ URLS = [f"http://example.test/{i}" for i in range(40)]
 
 def start(argv, delay: float, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "FAKE_DELAY": str(delay)}
+    kwargs.setdefault("stdout", subprocess.PIPE)
     return subprocess.Popen([sys.executable, str(FAKE_CLI), *argv, "--workers", "1"], env=env,
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+                            cwd=ROOT, stderr=subprocess.PIPE, **kwargs)
 
 
 def wait_for_lines(path: Path, count: int, proc: subprocess.Popen, limit: float = 30) -> None:
@@ -75,6 +76,17 @@ def test_a_closed_stdout_ends_the_run_quietly(url_file):
     _, stderr = proc.communicate(timeout=60)
     assert b'"index":0' in first
     assert proc.returncode == 0 and b"Traceback" not in stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_stdout_on_a_full_device_ends_with_one_line_and_exit_74(url_file):
+    with open("/dev/full", "wb") as full:
+        proc = start([str(url_file)], delay=0, stdout=full)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 74, stderr
+    assert stderr.decode().splitlines() == [
+        "extract-pipeline: error: cannot write <stdout>: No space left on device; "
+        "use -o OUT.jsonl to be able to --resume"]
 
 
 def test_python_dash_m_pipeline_usage_error_exits_2(tmp_path):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import errno
 import io
 import json
+from pathlib import Path
 
 import pytest
 
+from pipeline.errors import OutputError
 from pipeline.models import ErrorInfo, Record
 from pipeline.sinks import (
     BACKGROUND_BYTES,
@@ -59,9 +61,10 @@ def test_scan_done_reads_pairs_and_repairs_a_torn_tail(tmp_path):
 
 def test_scan_done_accepts_lines_in_another_key_order(tmp_path):
     out = tmp_path / "out.jsonl"
-    out.write_text('{"index": 4, "url": "http://example.test/z"}\nnot json\n')
+    out.write_text('{"index": 4, "url": "http://example.test/z"}\nnot json\n\n')
     done, _ = scan_done(out)
     assert (4, "http://example.test/z") in done and len(done) == 1
+    assert done.invalid == 1  # the blank line is no record, nor an invalid one
 
 
 def test_repair_tail_edge_cases(tmp_path):
@@ -127,3 +130,91 @@ def test_background_sink_reports_a_failed_write_once():
     assert failure.value.errno == errno.ENOSPC
     sink.close()  # already reported: closing does not raise it again
     assert len(stream.lines) == 1 and b'"index":0' in stream.lines[0]
+
+
+class _ShortWrites(io.RawIOBase):
+    """Takes only ``take`` bytes of the writes numbered in ``short`` (a disk filling up,
+    then space coming back), and fails the writes numbered in ``failing``."""
+
+    def __init__(self, short: set[int], take: int = 10, failing: frozenset[int] = frozenset()):
+        self.short, self.take, self.failing = short, take, failing
+        self.calls = 0
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.calls += 1
+        if self.calls in self.failing:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        taken = bytes(data[: self.take] if self.calls in self.short else data)
+        self.data += taken
+        return len(taken)
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_short_write_is_continued_so_no_two_records_share_a_line(background):
+    stream = _ShortWrites(short={2, 5})
+    sink = JsonlSink(stream, background=background)
+    sent = list(records())
+    for record in sent:
+        sink.write(record)
+    sink.close()
+    lines = bytes(stream.data).splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [r.index for r in sent]
+
+
+def test_a_failed_write_breaks_the_sink_and_cuts_its_partial_line(tmp_path):
+    out = tmp_path / "out.jsonl"
+
+    class Filling(io.FileIO):  # the second record gets 10 bytes in, then the disk is full
+        calls = 0
+
+        def write(self, data) -> int:
+            Filling.calls += 1
+            if Filling.calls == 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return super().write(data[:10] if Filling.calls == 2 else data)
+
+    sink = JsonlSink(Filling(out, "wb"), owns=True, name=str(out))
+    first, second, third = records()
+    sink.write(first)
+    with pytest.raises(OutputError) as failure:
+        sink.write(second)
+    assert failure.value.errno == errno.ENOSPC and failure.value.filename == str(out)
+    with pytest.raises(OutputError):  # nothing is ever written after a failure
+        sink.write(third)
+    sink.close()
+    assert out.read_bytes() == first.to_json().encode() + b"\n"
+
+
+def test_writing_to_a_full_device_raises_an_output_error():
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    sink = JsonlSink.open("/dev/full")
+    with pytest.raises(OutputError) as failure:
+        sink.write(next(records()))
+    sink.close()
+    assert failure.value.errno == errno.ENOSPC and failure.value.filename == "/dev/full"
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "two records on one line"])
+def test_resume_does_not_count_a_damaged_line_as_done(tmp_path, damage):
+    out = tmp_path / "out.jsonl"
+    sink = JsonlSink.open(out)
+    for index in range(5):
+        sink.write(Record(url=f"http://example.test/{index}", index=index, ok=True,
+                          content="text " * 20))
+    sink.close()
+    lines = out.read_bytes().splitlines(keepends=True)
+    if damage == "cut in half":  # its newline kept: repair_tail does not see it
+        lines[2] = lines[2][: len(lines[2]) // 2] + b"\n"
+    else:  # a short write ignored: the next record went on after the first one's start
+        lines[2:4] = [lines[2][: len(lines[2]) // 2] + lines[3]]
+    out.write_bytes(b"".join(lines))
+    done, dropped = scan_done(out)
+    assert (2, "http://example.test/2") not in done
+    assert dropped == 0 and done.invalid == 1
+    kept = {0, 1, 4} if damage == "two records on one line" else {0, 1, 3, 4}
+    assert {i for i in range(5) if (i, f"http://example.test/{i}") in done} == kept

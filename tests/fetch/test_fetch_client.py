@@ -321,18 +321,41 @@ async def test_429_retry_after_is_honoured(make_settings, app_server, hint):
 
 
 @pytest.mark.parametrize("head", [False, True])
-async def test_retry_after_beyond_deadline_fails_fast_with_status(make_settings, app_server, head):
+async def test_a_pause_beyond_what_the_url_may_still_wait_fails_fast_with_status(
+        make_settings, app_server, head):
     app, seen = counting_app(lambda request: _status(429, {"Retry-After": "3600"}))
-    settings = make_settings(timeout=3.0, retry_after_cap=3600, head=head)
+    # Retry-After is cut to 1 s; a URL may wait 1 s of pauses off its 0.5 s deadline.
+    settings = make_settings(timeout=0.5, retry_after_cap=1.0, retries=5, head=head)
     async with app_server(app) as base, HttpFetcher(settings) as client:
         with pytest.raises(FetchError) as info:
             await client.fetch(base + "/")
-        with pytest.raises(FetchError) as following:
-            await client.fetch(base + "/next")  # the host's pause applies to it as well
     assert (info.value.kind, info.value.status) == ("http_status", 429)
-    assert (following.value.kind, following.value.status) == ("http_status", 429)
-    # Without HEAD the first GET met the 429; with HEAD, the HEAD's 429 spared the GET.
-    assert seen == ({"HEAD": 1} if head else {"GET": 1})
+    # The first pause was waited out (off the deadline); the second would end past both the
+    # deadline and the allowance: no third request, however many retries were allowed.
+    assert seen == ({"HEAD": 1, "GET": 1} if head else {"GET": 2})
+
+
+@pytest.mark.parametrize("head", [False, True])
+async def test_a_url_waits_out_its_hosts_pause_off_its_deadline(make_settings, app_server, head):
+    # One URL asks for 0.1 s, another for 1 s: the host is paused for 1 s, longer than the
+    # 0.5 s deadline of either. Waiting out the pause is not the URLs' time: both are served.
+    asked = {"/short": "0.1", "/long": "1"}
+    seen: Counter = Counter()
+
+    async def pausing(request):
+        seen[request.path] += 1
+        if seen[request.path] == 1:
+            return web.Response(status=429, headers={"Retry-After": asked[request.path]})
+        return web.Response(body=b"served", content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", pausing)
+    settings = make_settings(timeout=0.5, retry_after_cap=2.0, retries=2, head=head)
+    async with app_server(app) as base, HttpFetcher(settings) as client:
+        results = await asyncio.gather(*(client.fetch(base + path) for path in asked),
+                                       return_exceptions=True)
+    assert [getattr(r, "body", r) for r in results] == [b"served", b"served"]
+    assert seen == {"/short": 2, "/long": 2}
 
 
 async def test_429_slows_the_host_for_following_requests(make_settings, app_server):

@@ -147,3 +147,62 @@ async def test_a_url_waiting_for_a_verdict_can_give_up_alone():
     assert await asyncio.wait_for(asyncio.gather(*waiting[1:]), 1) in ([True, False],
                                                                          [False, True])
     assert not await trust.claim("a:80")
+
+
+def head_hangs_app(requests: Counter[tuple[str, str]]) -> web.Application:
+    """HEAD never answers; GET serves a small page at once."""
+    async def page(request: web.Request) -> web.Response:
+        requests[(request.method, request.match_info["name"])] += 1
+        if request.method == "HEAD":
+            await asyncio.sleep(3600)
+        return web.Response(body=SMALL, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    return app
+
+
+async def test_a_host_whose_head_hangs_gets_the_get_alone():
+    # 40 URLs admitted at once, 8 probes: a HEAD may take a third of the 1.5 s deadline, so
+    # probing in rounds of 8 would leave most URLs to time out without a GET.
+    requests: Counter[tuple[str, str]] = Counter()
+    settings = fast_settings(head_trust=8, per_host=40, rate=float("inf"), timeout=1.5,
+                             read_timeout=1.0, retries=0)
+    async with serve_app(head_hangs_app(requests)) as base, HttpFetcher(settings) as fetcher:
+        results = await asyncio.gather(*(fetcher.fetch(f"{base}/page{i}") for i in range(40)),
+                                       return_exceptions=True)
+        assert all(not isinstance(r, BaseException) and r.body == SMALL for r in results), \
+            [r for r in results if isinstance(r, BaseException)][:3]
+        assert methods(requests, "HEAD") == 8 and methods(requests, "GET") == 40
+        await fetcher.fetch(f"{base}/later")  # the host stays one without HEAD
+    assert requests[("HEAD", "later")] == 0
+
+
+@pytest.mark.parametrize("status", [405, 501])
+async def test_a_head_the_host_does_not_implement_sends_its_urls_to_get(status):
+    requests: Counter[tuple[str, str]] = Counter()
+
+    async def page(request: web.Request) -> web.Response:
+        requests[(request.method, request.match_info["name"])] += 1
+        if request.method == "HEAD":
+            return web.Response(status=status)
+        return web.Response(body=SMALL, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    async with serve_app(app) as base, HttpFetcher(fast_settings(head_trust=0)) as fetcher:
+        for i in range(3):
+            assert (await fetcher.fetch(f"{base}/page{i}")).body == SMALL
+    assert methods(requests, "HEAD") == 1 and methods(requests, "GET") == 3
+
+
+async def test_waiting_urls_go_to_get_when_a_probe_fails():
+    trust = HeadTrust(2)
+    assert await trust.claim("a:80") and await trust.claim("a:80")
+    waiting = [asyncio.ensure_future(trust.claim("a:80")) for _ in range(3)]
+    await asyncio.sleep(0)
+    trust.probed("a:80", clean=False, failed=True)
+    assert await asyncio.wait_for(asyncio.gather(*waiting), 1) == [False] * 3
+    trust.refused("a:80")  # a refusal brings HEADs back to a host that does them, not here
+    assert not trust.wanted("a:80") and not await trust.claim("a:80")
+    assert trust.wanted("b:80")

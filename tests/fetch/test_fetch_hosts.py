@@ -93,3 +93,23 @@ async def test_pause_beyond_the_deadline_fails_at_once():
         async with gate.slot("h", deadline):
             pass
     assert info.value.wait > 59
+
+
+async def test_a_caller_may_hold_its_deadline_while_the_host_is_paused():
+    gate = HostGate(per_host=1, rate=1000)
+    gate.slow_down("h", 0.2)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 0.05
+    held: list[float] = []
+
+    def hold(seconds: float) -> float:
+        held.append(seconds)
+        return deadline + sum(held)
+
+    async with gate.slot("h", deadline, hold):
+        assert loop.time() >= gate._entry("h").not_before  # the pause was waited out
+    assert len(held) == 1 and 0 < held[0] <= 0.2
+    gate.slow_down("h", 60)
+    with pytest.raises(HostThrottled):  # a hold that cannot cover the pause: at once
+        async with gate.slot("h", loop.time() + 1, lambda seconds: loop.time() + 1):
+            pass

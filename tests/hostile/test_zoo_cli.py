@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.truncate import METADATA_CHARS, TITLE_CHARS
-from tests.hostile.zoo import MAX_BYTES, OK, Zoo
+from tests.hostile.zoo import MAX_BYTES, OK
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_CHARS = 20_000
@@ -30,13 +30,6 @@ ARGS = ["--timeout", "3", "--read-timeout", "1", "--connect-timeout", "1",
 RUN_BOUND = 45  # seconds: the 3 s deadline, a 5 s handler limit, interpreter and pool start-up
 RSS_BOUND_KIB = 400 * 1024  # a bomb read whole would be ~1 GiB; a capped run is far below
 DUPLICATES = 10_000
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    zoo = Zoo().start()
-    yield zoo
-    zoo.stop()
 
 
 @pytest.fixture(scope="module")

@@ -5,25 +5,16 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from pipeline import web_extract
 from pipeline.settings import Settings
 from pipeline.truncate import METADATA_CHARS, TITLE_CHARS
-from tests.hostile.zoo import MAX_BYTES, OK, Zoo
+from tests.hostile.zoo import MAX_BYTES, OK
 
 MAX_CHARS = 20_000
 SETTINGS = Settings(timeout=3, read_timeout=1, connect_timeout=1, max_bytes=MAX_BYTES,
                     retries=1, retry_after_cap=1, rate=1000, per_host=128, concurrency=128,
                     max_chars=MAX_CHARS, allow_net=["127.0.0.1/32"], cache=False)
 BOUND = 30  # seconds for the whole call: a hang is a failure
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    zoo = Zoo().start()
-    yield zoo
-    zoo.stop()
 
 
 def _strings(value):

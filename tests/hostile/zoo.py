@@ -211,9 +211,10 @@ class Case:
     name: str
     handler: Handler
     kinds: frozenset[str]  # acceptable outcomes: error kinds, or "ok"
-    listed: bool = True  # False: only reached through another case (a redirect hop)
-    # on a host of its own: a 429/503 pauses its host, which would stall the other cases
-    own_host: bool = False
+    listed: bool = True  # False: only reached through another case, or in a run of its own
+    # a listener (host) of its own, shared by the cases naming it: a 429/503 pauses its host,
+    # a HEAD that hangs marks its host as not doing HEAD — which would change the other cases
+    host: str = ""
 
 
 def _case(name: str, handler: Handler, *kinds: str) -> Case:
@@ -299,12 +300,12 @@ def build_cases(port: int) -> list[Case]:
         # throttling with absurd Retry-After values: bounded by the cap, then http_status
         *[Case(f"retry-after-{i}", fixed(reply(b"slow", status="429 Too Many Requests",
                                                extra={"Retry-After": value})),
-               frozenset({"http_status"}), own_host=True)
+               frozenset({"http_status"}), host="throttled")
           for i, value in enumerate(["1000000000000", "-5", "soon, maybe",
                                      "Fri, 01 Jan 2099 00:00:00 GMT"])],
         Case("503-forever", fixed(reply(b"down", status="503 Service Unavailable",
                                         extra={"Retry-After": "99999"})),
-             frozenset({"http_status"}), own_host=True),
+             frozenset({"http_status"}), host="throttled"),
         # binary and hostile documents
         _case("png-as-html", fixed(reply(_png())), "unsupported_type"),
         _case("elf-as-html", fixed(reply(b"\x7fELF\x02\x01\x01" + b"\x00" * 500)),
@@ -388,6 +389,35 @@ def build_cases(port: int) -> list[Case]:
         _case("pdf-bomb", fixed(reply(_pdf_bomb(800), "application/pdf")), "too_large"),
         _case("pdf-million-pages", fixed(reply(_pdf_claiming_pages(1_000_000),
                                                "application/pdf")), OK, "extract", "empty"),
+        *host_cases(),
+    ]
+
+
+HEAD_HANGS_URLS = 40  # more than head_trust (8) probes, all admitted at once
+
+
+def paused_once(seconds: str) -> Handler:
+    """429 with ``Retry-After: seconds`` to the first request (any method), then the page."""
+    wait = fixed(reply(b"wait", status="429 Too Many Requests", extra={"Retry-After": seconds}))
+    page = fixed(reply(ARTICLE.encode(), "text/plain"))
+    asked = []
+
+    async def serve(method, reader, writer):
+        await (page if asked else wait)(method, reader, writer)
+        asked.append(method)
+    return serve
+
+
+def host_cases() -> list[Case]:
+    """Cases about a whole host, run on their own (see test_zoo_hosts.py): many URLs of a
+    host whose HEAD hangs while GET works, and one host asking one URL for a short pause and
+    another for a long one."""
+    page = fixed(reply(ARTICLE.encode(), "text/plain"))
+    return [
+        *[Case(f"head-hangs-{i}", head_differs(None, page), frozenset({OK}), listed=False,
+               host="no-head") for i in range(HEAD_HANGS_URLS)],
+        Case("pause-short", paused_once("1"), frozenset({OK}), listed=False, host="pausing"),
+        Case("pause-long", paused_once("3"), frozenset({OK}), listed=False, host="pausing"),
     ]
 
 
@@ -409,14 +439,17 @@ class Zoo:
             asyncio.start_server(self._serve, "127.0.0.1", 0, limit=1 << 16), self.loop).result()
         self._server = server
         self.port = server.sockets[0].getsockname()[1]
-        self._throttled = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0), self.loop).result()
         self.cases = {case.name: case for case in build_cases(self.port)}
+        self._hosts = {name: asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self.loop).result()
+            for name in {case.host for case in self.cases.values() if case.host}}
         return self
 
     def url(self, name: str) -> str:
         case = self.cases.get(name)
-        port = self._throttled.sockets[0].getsockname()[1] if case and case.own_host else self.port
+        port = self.port
+        if case is not None and case.host:
+            port = self._hosts[case.host].sockets[0].getsockname()[1]
         return f"http://127.0.0.1:{port}/{name}"
 
     @property
@@ -429,7 +462,8 @@ class Zoo:
     def stop(self) -> None:
         async def close() -> None:
             self._server.close()
-            self._throttled.close()
+            for server in self._hosts.values():
+                server.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()

@@ -4,6 +4,7 @@ import pytest
 
 from pipeline.providers.http import VendorClient, VendorError, join_url
 from pipeline.settings import Settings
+from tests.forward_proxy import forward_proxy
 from tests.scripted_server import reply_json, reply_slow, reply_text
 
 
@@ -122,3 +123,20 @@ async def test_body_cap(server, settings, sleeps):
 ])
 def test_join_url(base, path, expected):
     assert join_url(base, path) == expected
+
+
+@pytest.mark.parametrize("kind", ["http", "socks5"])
+async def test_vendor_calls_go_through_the_proxy(server, sleeps, kind):
+    if kind == "socks5":
+        pytest.importorskip("aiohttp_socks", reason="the socks extra is not installed")
+    server.route("GET", "/v1/q", reply_json({"ok": 1}))
+    async with forward_proxy(kind) as proxy:
+        settings = Settings(retries=0, timeout=5, proxy=proxy.url)
+        http = client(settings, sleeps)
+        try:
+            assert await http.request_json("GET", server.url + "/v1/q") == {"ok": 1}
+        finally:
+            await http.aclose()
+    port = server.url.rsplit(":", 1)[1]
+    expected = server.url + "/v1/q" if kind == "http" else f"127.0.0.1:{port}"
+    assert [seen.target for seen in proxy.seen] == [expected]
