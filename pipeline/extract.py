@@ -162,7 +162,8 @@ class NativeExtractor:
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = (Truncated(document.content, document.truncated, document.next_offset)
-               if isinstance(document, CutDocument) else truncate(document.content, max_chars))
+               if isinstance(document, CutDocument)
+               else truncate(document.content, max_chars, markdown=document.format == "markdown"))
         record = Record(ok=True, content=cut.text, truncated=cut.truncated,
                         next_offset=cut.next_offset, chars=len(cut.text), **fields)
         return record, Validators.from_headers(result.final_url, result.headers)

@@ -45,7 +45,6 @@ from typing import Any, Protocol
 
 from handlers import BUILTIN_HANDLERS, ContentHandler, HandlerContext, build_registry
 from pipeline.arena import ARENA_BYTES, Arena, ArenaHandle
-from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 from pipeline.truncate import truncate
@@ -89,7 +88,7 @@ def _reply(document: Document, ctx: HandlerContext) -> Reply:
     max_chars = ctx.options.get("max_chars")
     if not isinstance(max_chars, int) or max_chars < 1 or not document.content.strip():
         return ("ok", fields)
-    cut = truncate(document.content, max_chars)
+    cut = truncate(document.content, max_chars, markdown=document.format == "markdown")
     fields["content"] = cut.text
     return ("cut", fields, cut.truncated, cut.next_offset)
 
@@ -146,7 +145,7 @@ class InlineRunner:
             return await asyncio.wait_for(
                 asyncio.to_thread(call_handler, handler, body, ctx), self.timeout
             )
-        except asyncio.TimeoutError as exc:  # not the builtin before Python 3.11
+        except TimeoutError as exc:
             raise PipelineError(
                 "extract", f"handler {handler.name!r} took longer than {self.timeout:g}s"
             ) from exc
@@ -277,9 +276,9 @@ class _Worker:
         self._loop.add_reader(parent.fileno(), self._readable)
         self._waiting = self._loop.create_future()
         try:
-            async with time_limit(self.START_TIMEOUT):
+            async with asyncio.timeout(self.START_TIMEOUT):
                 reply = await self._waiting
-        except (EOFError, OSError, asyncio.TimeoutError):
+        except (TimeoutError, EOFError, OSError):
             reply = ("fatal", f"handler worker did not start (exit code {self._exit_code()})")
         except BaseException:
             self.kill()
