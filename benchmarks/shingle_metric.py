@@ -88,3 +88,44 @@ def bootstrap_std(pages: Sequence[PageScore], rounds: int = 1000, seed: int = 0)
         std([s.recall for s in samples]),
         std([s.accuracy for s in samples]),
     )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Corpus F1 of version B minus version A on the same pages, with a paired bootstrap."""
+
+    delta: float
+    low: float  # 2.5th percentile of the resampled differences
+    high: float  # 97.5th percentile
+    worse: float  # share of resamples where B scores below A
+
+    @property
+    def verdict(self) -> str:
+        if self.low > 0:
+            return "better"
+        if self.high < 0:
+            return "worse"
+        return "same"
+
+
+def paired_bootstrap(before: Sequence[PageScore], after: Sequence[PageScore],
+                     rounds: int = 1000, seed: int = 0) -> Difference:
+    """Resample pages with replacement, the same pages for both versions each round, and
+    take the difference of the two corpus F1 scores: the noise of which pages happened to
+    be in the set cancels out, so small real effects show."""
+    if len(before) != len(after):
+        raise ValueError("both versions must be scored on the same pages")
+    rng = random.Random(seed)
+    indices = range(len(before))
+    deltas = []
+    for _ in range(rounds):
+        sample = rng.choices(indices, k=len(before))
+        deltas.append(corpus_score([after[i] for i in sample]).f1
+                      - corpus_score([before[i] for i in sample]).f1)
+    deltas.sort()
+    return Difference(
+        delta=corpus_score(after).f1 - corpus_score(before).f1,
+        low=deltas[int(0.025 * rounds)],
+        high=deltas[min(int(0.975 * rounds), rounds - 1)],
+        worse=sum(d < 0 for d in deltas) / rounds,
+    )

@@ -16,9 +16,21 @@ from lxml import etree
 from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
+from handlers.html_dates import dateline
 from handlers.html_dom import parse, text_length, text_of
-from handlers.html_extract import best_candidate, remove_unlikely, take_threads
+from handlers.html_extract import (
+    best_candidate,
+    drop_threads,
+    holds_prose,
+    is_discussion,
+    outermost,
+    product_block,
+    prose_mass,
+    remove_unlikely,
+    take_threads,
+)
 from handlers.html_metadata import extract_metadata
+from handlers.html_readability import readability_main
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason, looks_binary
 from handlers.registry import HandlerContext
@@ -35,6 +47,7 @@ _LANDMARK_TAGS = ("article", "main")
 _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
 _LONGER = 1.3
+_PROSE_SHARE = 0.5
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
 
 
@@ -45,6 +58,18 @@ def _landmarks(root: etree._Element) -> list[list[etree._Element]]:
     by_class = [e for e in root.iter() if isinstance(e.tag, str)
                 and set((e.get("class") or "").split()) & set(_LANDMARK_CLASSES)]
     return [by_tag, by_role, by_class]
+
+
+def _headline(root: etree._Element, title: str | None) -> etree._Element | None:
+    """The heading showing the title, else the first ``<h1>``."""
+    wanted = " ".join((title or "").split()).lower()
+    first = None
+    for heading in root.iter("h1", "h2"):
+        if wanted and " ".join(text_of(heading).split()).lower() == wanted:
+            return heading
+        if first is None and heading.tag == "h1":
+            first = heading
+    return first
 
 
 def _landmark(root: etree._Element) -> etree._Element | None:
@@ -84,27 +109,56 @@ class HTMLHandler:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
         title, metadata = extract_metadata(root, ctx.base_url)
         hidden = clean_tree(root)
+        if "published" not in metadata:  # the date shown with the headline
+            shown = dateline(_headline(root, title))
+            if shown:
+                metadata["published"] = shown
         body_element = root.find("body")
         page = root if body_element is None else body_element
         visible = " ".join(text_of(page).split())
         title_element = next(root.iter("title"), None)
         page_title = "" if title_element is None else text_of(title_element)
         reason = challenge_reason(page_title, text, body_element, visible)
-        if reason:
+        if reason and not holds_prose(page):  # an interstitial never holds an article
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
-        # Comments are left out unless asked for; then they follow the article.
-        threads = take_threads(root) if ctx.options.get("include_comments") else []
-        remove_unlikely(root)
+        if ctx.options.get("html_extractor") == "readability":
+            chosen = readability_main(text, ctx.base_url)
+            if chosen is not None:
+                clean_tree(chosen)
+            content = "" if chosen is None else render(chosen, markdown=markdown,
+                                                         base_url=ctx.base_url)
+            if not content.strip():
+                raise PipelineError("empty", "no extractable text on the page")
+            return Document(title=title, content=content, format=ctx.format,
+                            metadata=metadata)
+        # Comments are left out unless asked for; then they follow the article. On a
+        # discussion page the threads are the content.
+        found = remove_unlikely(root, keep_threads=True)
+        declared = metadata.get("page_type")
+        discussion = declared in (None, "forum") and is_discussion(
+            page, outermost(found), declared=declared == "forum")
+        threads = []  # on a discussion page, the content rather than comments to append
+        if not discussion:
+            if ctx.options.get("include_comments"):
+                threads = take_threads(found)
+            drop_threads(found)
+        headline = _headline(root, title) if declared == "product" else None
         main = best_candidate(page)
+        if headline is not None and headline.getparent() is not None and (
+                main is None or headline not in main.iter(headline.tag)):
+            block = product_block(headline)
+            main = main if block is None else block
         content = ""
         if main is not None:
-            trim_content(main, title, metadata.get("byline"))
+            trim_content(main, title, metadata.get("byline"), discussion=discussion)
             content = render(main, markdown=markdown, base_url=ctx.base_url)
-        if len(content) < MIN_CHARS or len(content) < _SHORT_SHARE * len(visible):
+        enough = max(MIN_CHARS, _SHORT_SHARE * len(visible))
+        if len(content) < enough:
             content = self._fallback(root, text, content, markdown, ctx.base_url,
-                                     (title, metadata.get("byline")))
+                                     (title, metadata.get("byline")), discussion, enough,
+                                     declared == "article")
         if not content.strip():
             raise PipelineError("empty", "no extractable text on the page")
         comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
@@ -116,22 +170,49 @@ class HTMLHandler:
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
-                  base_url: str, header: tuple[str | None, str | None]) -> str:
+                  base_url: str, header: tuple[str | None, str | None],
+                  discussion: bool, enough: float, article: bool) -> str:
+        # Retry: names can mislead (a page builder's "widget" sections), so score again with
+        # only what is boilerplate by tag or role (navigation, threads, dialogs) removed.
+        page = _page(_boilerplate_out(text, discussion))
+        main = best_candidate(page)
+        if main is not None:
+            trim_content(main, *header, discussion=discussion)
+            content = _longer(render(main, markdown=markdown, base_url=base_url), content)
+        if len(content) >= enough:
+            return content
         landmark = _landmark(root)
         if landmark is not None:
             trim_content(landmark, *header)
-            candidate = render(landmark, markdown=markdown, base_url=base_url)
-            # Only a clearly longer text: the landmark usually holds what we had, plus furniture.
-            if len(candidate) > _LONGER * len(content):
-                content = candidate
-        if len(content) >= MIN_CHARS:
+            content = _longer(render(landmark, markdown=markdown, base_url=base_url), content)
+        if len(content) >= (MIN_CHARS if article else enough):
+            return content  # an article may be short beside a busy page
+        # Last, the whole page, still without its navigation, header and footer, unless what
+        # we have is most of the page's prose (a short article on a page of menus).
+        page = _page(_boilerplate_out(text, discussion))
+        if content and len(content) >= _PROSE_SHARE * prose_mass(page).get(page, 0):
             return content
-        fresh = parse(text)  # the unlikely-named containers are gone from ``root``
-        clean_tree(fresh)
-        page = fresh.find("body")
-        candidate = render(fresh if page is None else page, markdown=markdown,
-                           base_url=base_url)
+        candidate = render(page, markdown=markdown, base_url=base_url)
         return candidate if len(candidate) > len(content) else content
+
+
+def _page(root: etree._Element) -> etree._Element:
+    body = root.find("body")
+    return root if body is None else body
+
+
+def _boilerplate_out(text: str, discussion: bool) -> etree._Element:
+    """A fresh tree of the page, cleaned, with only tag- and role-named boilerplate out."""
+    fresh = parse(text)
+    clean_tree(fresh)
+    remove_unlikely(fresh, keep_threads=discussion, by_name=False)
+    return fresh
+
+
+def _longer(candidate: str, content: str) -> str:
+    """Only a clearly longer text replaces what we had: the second try usually holds it,
+    plus furniture."""
+    return candidate if len(candidate) > _LONGER * len(content) else content
 
 
 HTML_HANDLER = HTMLHandler()

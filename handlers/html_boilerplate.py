@@ -17,10 +17,17 @@ from handlers.html_extract import class_weight, link_density
 from handlers.html_tags import BLOCK_TAGS
 
 _FURNITURE_NAMES = re.compile(
-    r"caption|credit|byline|dateline|author|timestamp|published|updated|posted|share|"
+    r"caption|credit|share|"
     r"social|related|recommend|tags|subscribe|newsletter|promo|advert|sponsor|gallery-count|"
     r"\bmeta\b|entry-meta|post-meta|article-meta|kicker|breadcrumb|read-more|more-link",
 )
+# Who wrote it and when: metadata in an article, content in each post of a discussion.
+_ATTRIBUTION_NAMES = re.compile(r"byline|dateline|author|timestamp|published|updated|posted")
+# What a forum shows beside each post besides its author and date: the poster's stats and
+# badges, their signature.
+_POSTER_FURNITURE = re.compile(
+    r"signature|user-?(?:extras|stats|badges|title|info-?extra)|badges?\b|reputation|"
+    r"post-?count|member-?(?:stats|since)|joined")
 _CREDIT = re.compile(
     r"^\W*(?:photo|image|picture|foto|illustration|graphic|video|source|credit)s?"
     r"(?:\s+(?:credit|by|courtesy|source))?\s*[:(|©]",
@@ -82,13 +89,15 @@ def _squash(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _furniture_name(label: str) -> bool:
-    return bool(label.strip()) and bool(_FURNITURE_NAMES.search(label))
+def _furniture_name(label: str, discussion: bool) -> bool:
+    return bool(label.strip()) and bool(
+        _FURNITURE_NAMES.search(label) or _POSTER_FURNITURE.search(label)
+        or (not discussion and _ATTRIBUTION_NAMES.search(label)))
 
 
-def _removable_by_name(element: etree._Element) -> bool:
+def _removable_by_name(element: etree._Element, discussion: bool) -> bool:
     # Blockquotes are quotations or embedded posts ("social" embeds): content, whatever named.
-    return element.tag != "blockquote" and _furniture_name(names(element)) and (
+    return element.tag != "blockquote" and _furniture_name(names(element), discussion) and (
         text_length(element) < 300 or link_density(element) > 0.5
     )
 
@@ -113,8 +122,8 @@ def _data_table(table: etree._Element) -> bool:
 
 def _link_block(element: etree._Element) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
-    if element.tag not in _CONTAINERS:
-        return False
+    if element.tag not in _CONTAINERS or next(element.iter("a"), None) is None:
+        return False  # no link at all: no need to measure
     if element.tag == "table" and _data_table(element):
         return False  # rows of linked names with figures: data, not navigation
     length = text_length(element)
@@ -176,12 +185,13 @@ def _figure_caption(element: etree._Element) -> bool:
     return (parent is not None and parent.tag == "figure"
             and element.tag in ("span", "div", "p", "small", "cite")
             and element.find(".//img") is None
-            and not any(element.iter("blockquote", "pre", "table", "code")))
+            and next(element.iter("blockquote", "pre", "table", "code"), None) is None)
 
 
-def _is_furniture(element: etree._Element, wanted_title: str) -> bool:
+def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool) -> bool:
     tag = element.tag
-    if tag == "figcaption" or _removable_by_name(element) or _link_block(element):
+    if (tag == "figcaption" or _removable_by_name(element, discussion)
+            or _link_block(element)):
         return True
     if _figure_caption(element):
         return True
@@ -252,10 +262,13 @@ def _drop_teasers(main: etree._Element) -> None:
                 drop(card)
 
 
-def trim_content(main: etree._Element, title: str | None, byline: str | None) -> None:
-    """Remove in place what belongs in metadata or to the page furniture, not the body."""
-    _strip_header(main, title, byline)
-    _drop_teasers(main)
+def trim_content(main: etree._Element, title: str | None, byline: str | None,
+                 discussion: bool = False) -> None:
+    """Remove in place what belongs in metadata or to the page furniture, not the body.
+    In a discussion each post's author and date are part of the content: they stay."""
+    if not discussion:  # a discussion's posts are its "cards"
+        _strip_header(main, title, byline)
+        _drop_teasers(main)
     wanted_title = _squash(title or "")
     code = inside_code(main)
     doomed = []
@@ -263,7 +276,7 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None) ->
         tag = element.tag
         if not isinstance(tag, str) or element is main or element in code:
             continue
-        if _is_furniture(element, wanted_title):
+        if _is_furniture(element, wanted_title, discussion):
             doomed.append(element)
     for element in doomed:
         drop(element)

@@ -2,9 +2,14 @@
 
 Drops what is never content (scripts, styles, form controls, embedded frames, comments), hidden
 elements (``hidden``, ``aria-hidden="true"``, inline ``display:none``/``visibility:hidden``,
-the "not displayed" utility classes) — counted, because a page that hides text is worth
-knowing about — and neutralises active content: ``on*`` attributes and ``javascript:`` links
-go, their text stays.
+the "not displayed" utility classes, unless a breakpoint class shows them on wider screens:
+``hidden lg:block``) — counted, because a page that hides text is worth knowing about — and
+``<noscript>``; neutralises active content: ``on*`` attributes and ``javascript:`` links go,
+their text stays.
+
+A page that shows almost nothing but holds its text hidden or in ``<noscript>`` (a thread
+served to clients without JavaScript, a streamed render parked in a hidden container until a
+script moves it) is that text: then it stays.
 """
 
 from __future__ import annotations
@@ -13,34 +18,59 @@ import re
 
 from lxml import etree
 
-from handlers.html_dom import drop, text_of
+from handlers.html_dom import drop, text_length, text_of
 from handlers.html_tags import DROP_TAGS
 
 # Utility classes that mean "not displayed" in the common CSS frameworks and CMSs.
 HIDDEN_CLASSES = frozenset({"hidden", "hide", "is-hidden", "d-none", "element-hidden",
                             "visually-hidden", "visuallyhidden", "sr-only",
                             "screen-reader-text", "invisible", "display-none"})
+# A breakpoint class that displays the element: "hidden lg:block", "d-none d-md-flex".
+_SHOWN_AT_WIDTH = re.compile(
+    r"^(?:(?:sm|md|lg|xl|2xl):(?:block|flex|grid|inline|inline-block|inline-flex|table|contents)"
+    r"|d-(?:sm|md|lg|xl|xxl)-(?:block|flex|grid|inline|inline-block|inline-flex|table))$")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _SCRIPT_SCHEMES = ("javascript:", "vbscript:")
 
 
 def _is_hidden(element: etree._Element, names: list[str]) -> bool:
     if "hidden" in names:
-        return True
+        return True  # the attribute (a class "hidden" is below)
     if "aria-hidden" in names and element.get("aria-hidden", "").strip().lower() == "true":
         return True
     if "style" in names and _HIDDEN_STYLE.search(element.get("style", "")):
         return True
-    return "class" in names and not HIDDEN_CLASSES.isdisjoint(
-        element.get("class", "").lower().split()
-    )
+    if "class" not in names:
+        return False
+    classes = element.get("class", "").lower().split()
+    return not HIDDEN_CLASSES.isdisjoint(classes) and not any(
+        _SHOWN_AT_WIDTH.match(c) for c in classes)
+
+
+_TUCKED_AWAY_CHARS = 500  # hidden or <noscript> text worth reading as the page ...
+_SHOWN_SHARE = 0.1  # ... when the page shows less than this share of it
+
+
+def _outermost(elements: list[etree._Element]) -> list[etree._Element]:
+    chosen = set(elements)
+    return [e for e in elements if not any(a in chosen for a in e.iterancestors())]
+
+
+def _shows_little(body: etree._Element | None, tucked: list[etree._Element]) -> bool:
+    """True when the text hidden or in ``<noscript>`` is the page's (it shows almost none)."""
+    if body is None or not tucked:
+        return False
+    away = sum(text_length(e) for e in _outermost(tucked))
+    return away >= _TUCKED_AWAY_CHARS and text_length(body) - away < _SHOWN_SHARE * away
 
 
 def clean_tree(root: etree._Element) -> int:
     """Clean ``root`` in place; return how many hidden elements holding text were removed."""
     # Filtered iteration runs inside libxml2; the attribute pass below is the Python part.
-    for element in list(root.iter(*DROP_TAGS, etree.Comment, etree.ProcessingInstruction)):
+    for element in list(root.iter(*DROP_TAGS - {"noscript"}, etree.Comment,
+                                  etree.ProcessingInstruction)):
         drop(element)
+    noscripts = list(root.iter("noscript"))
     doomed: list[etree._Element] = []
     hidden = 0
     body = root.find("body")
@@ -53,7 +83,6 @@ def clean_tree(root: etree._Element) -> int:
             if text_of(element).strip():
                 hidden += 1
             doomed.append(element)
-            continue
         for name in names:
             if name[:2].lower() == "on":
                 del element.attrib[name]
@@ -61,6 +90,10 @@ def clean_tree(root: etree._Element) -> int:
             _SCRIPT_SCHEMES
         ):
             del element.attrib["href"]
-    for element in doomed:
+    if _shows_little(body, doomed + noscripts):
+        for noscript in noscripts:  # its children take its place
+            noscript.tag = "div"
+        return 0
+    for element in noscripts + doomed:
         drop(element)
     return hidden

@@ -3,6 +3,9 @@ class lookup costs more than the rest of a walk)."""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from lxml import etree
 
 # libxml2's default limits stay on (no huge_tree): nesting deeper than 256 is cut off, which
@@ -28,6 +31,22 @@ def text_of(element: etree._Element) -> str:
 def names(element: etree._Element) -> str:
     """The element's class and id, lower-cased, for name-based heuristics."""
     return f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+
+
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def name_words(element: etree._Element) -> str:
+    """The element's class and id as lower-case words, each with a space either side:
+    ``class="c-product-widget postBody"`` → ``" c product widget post body "``. Name rules
+    match whole words (or word starts) in it, never a fragment inside a word ("ad" in "pad")."""
+    return _words(f"{element.get('class') or ''} {element.get('id') or ''}")
+
+
+@lru_cache(maxsize=8192)
+def _words(raw: str) -> str:
+    return " " + _NOT_ALNUM.sub(" ", _CAMEL_HUMP.sub(" ", raw).lower()).strip() + " "
 
 
 _NORMALIZED_LENGTH = etree.XPath("string-length(normalize-space())")

@@ -15,22 +15,23 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, name_words, names, text_length, text_of
 from handlers.html_tags import BLOCK_TAGS
 
-# Name patterns are matched against lower-cased class/id strings (``names``).
+# Removal patterns match whole words or word starts of ``name_words`` (" c product widget "):
+# "ad" never inside "pad", "nav" never inside "canvas".
 # Containers that are boilerplate by name, unless the name also says "this is the article".
 _UNLIKELY = re.compile(
-    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|newsletter|"
-    r"subscri|promo|"
-    r"advert|\bads?\b|ad-|sponsor|sidebar|footer|\bnav|menu|breadcrumb|popup|modal|cookie|"
-    r"banner|masthead|widget|outbrain|taboola|signup|sign-up|login|toolbar|"
-    r"pagination|pager|skip|jump|print|rss|follow|more-stories|read-more|trending|popular|"
-    r"tooltip|popover|hovercard|rollover",
+    r"\b(?:comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
+    r"newsletter|subscri|promo|advert|ads?\b|sponsor|sidebar|footer|nav|menu|breadcrumb|"
+    r"popup|modal|cookie|banner|masthead|widget|outbrain|taboola|sign ?up|login|toolbar|"
+    r"pagination|pager|skip|jump|print|rss\b|follow|more stories|read more|trending|popular|"
+    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust)"
+    r"|\w(?:nav|menu|sidebar|footer)\b",  # compounds: "topnav", "mainmenu"
 )
-# Names that say "this is the article" ("lead": the lede, whose "lead-" reads as an "ad-" slot).
-_MAYBE = re.compile(r"and|article|body|column|content|main|post|entry|story|text|shadow|"
-                    r"\blead")
+# Names that say "this is the article" ("lead": the lede).
+_MAYBE = re.compile(r"\b(?:and\b|article|body|column|content|main|post|entry|story|text|"
+                    r"shadow|lead)")
 _POSITIVE = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|prose"
 )
@@ -41,14 +42,18 @@ _NEGATIVE = re.compile(
 )
 # Names that mark the article body itself: an "unlikely" wrapper around one stays.
 _ARTICLE_BODY = re.compile(
-    r"article-?body|post-?body|entry-?content|post-?content|story-?body|hentry|h-entry|"
-    r"main-?content|articlebody",
+    r"\b(?:article ?body|post ?body|entry ?content|post ?content|story ?body|hentry|h entry|"
+    r"main ?content)",
 )
 # Never removed for their names: the document, the article landmarks, links, and
 # blockquotes (quotations and embedded posts, whose classes say "tweet", "social", …).
 _NEVER_UNLIKELY = frozenset({"html", "body", "article", "main", "a", "blockquote"})
-_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner"})
-_COMMENTS = re.compile(r"comment|reply|replies|disqus|discussion")
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "banner",
+                                "dialog", "alertdialog"})
+# Cookie consent, sign-up prompts: out however much text they hold.
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_CONSENT = re.compile(r"\b(?:consent|gdpr|onetrust)")
+_COMMENTS = re.compile(r"\b(?:comment|reply|replies|disqus|discussion)")
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
 # Containers whose loose text (outside block children) is a paragraph of their own: the
@@ -88,63 +93,146 @@ def _unlikely_name(text: str) -> bool:
     return bool(_UNLIKELY.search(text)) and not _MAYBE.search(text)
 
 
-def remove_unlikely(root: etree._Element) -> None:
+def remove_unlikely(root: etree._Element, keep_threads: bool = False,
+                    by_name: bool = True) -> list[etree._Element]:
     """Drop navigation landmarks and containers named like boilerplate.
 
-    A named container holding most of the page's text is a layout wrapper misnamed (a
-    "sidebar layout" column, a sticky wrapper), not boilerplate: it stays.
+    A container holding most of the page's text, the article, or several paragraphs of prose
+    is a layout wrapper misnamed (a "sidebar layout" column, a page builder's "widget", a
+    ``<header>`` left open around the page), not boilerplate: it stays. Comment threads go,
+    unless ``keep_threads``: then they stay and are returned (every thread element, in
+    document order) for the caller to decide. Without ``by_name`` only landmarks,
+    boilerplate roles, threads and dialogs go.
     """
     total = max(text_length(root), 1)
     code = inside_code(root)
     doomed = []
+    threads = []
     for element in root.iter():
         tag = element.tag
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
-        if (tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES
-                or element.get("itemprop") == "comment"):
-            doomed.append(element)
+        comment = element.get("itemprop") == "comment"
+        named = bool(element.get("class") or element.get("id"))
+        unlikely, thread, dialog = _name_kinds(name_words(element)) if named else _NOTHING
+        if keep_threads and (thread or comment):
+            threads.append(element)
             continue
-        if (element.get("class") or element.get("id")) and _unlikely_name(names(element)):
+        by_tag = tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES or comment
+        if by_tag or (named and (unlikely if by_name else thread or dialog)):
             doomed.append(element)
     removed: set[etree._Element] = set()
     for element in doomed:  # document order: an ancestor is decided before its descendants
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if element.tag not in _LANDMARK_TAGS and not _is_thread(element) and (
-            text_length(element) > total / 2 or _holds_article(element)
-        ):
+        if _is_thread(element) or _is_dialog(element):
+            pass
+        elif element.tag in _LANDMARK_TAGS:
+            # A landmark wrapping the page (a theme's layout, an unclosed <header>), not
+            # one as long as the article (a mega-menu, a footer of fine print).
+            if text_length(element) > _WRAPS_PAGE * total or _holds_article(element):
+                continue
+        elif (text_length(element) > total / 2 or _holds_article(element)
+              or holds_prose(element)):
             continue
         removed.add(element)
         drop(element)
+    return threads
+
+
+_NOTHING = (False, False, False)
+
+
+@lru_cache(maxsize=8192)
+def _name_kinds(words: str) -> tuple[bool, bool, bool]:
+    """Whether class/id words name boilerplate, a comment thread, a dialog."""
+    return (_unlikely_name(words), bool(_COMMENTS.search(words)), bool(_CONSENT.search(words)))
+
+
+_WRAPS_PAGE = 0.75
+_PROSE_CHARS = 150
+_PROSE_PARAGRAPHS = 3
+
+
+def holds_prose(element: etree._Element) -> bool:
+    """Several long paragraphs that are not links: an article's text, whatever the
+    container is named."""
+    found = 0
+    for paragraph in element.iter("p"):
+        if text_length(paragraph) >= _PROSE_CHARS and link_density(paragraph) < 0.25:
+            found += 1
+            if found >= _PROSE_PARAGRAPHS:
+                return True
+    return False
+
+
+def _is_dialog(element: etree._Element) -> bool:
+    return element.get("role") in _DIALOG_ROLES or bool(_CONSENT.search(name_words(element)))
 
 
 def _is_thread(element: etree._Element) -> bool:
     """A comment thread: out however much text it holds (comments are off by default)."""
-    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(names(element)))
+    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
-def take_threads(root: etree._Element) -> list[etree._Element]:
-    """Detach and return the page's outermost comment threads (for ``include_comments``)."""
-    threads: list[etree._Element] = []
-    code = inside_code(root)
-    for element in root.iter():
-        if (isinstance(element.tag, str) and element.tag not in _NEVER_UNLIKELY
-                and element not in code and _is_thread(element)
-                and not any(a in threads for a in element.iterancestors())):
-            threads.append(element)
-    for thread in threads:
+def outermost(elements: list[etree._Element]) -> list[etree._Element]:
+    """The elements not inside another of them, in the given order."""
+    chosen = set(elements)
+    return [e for e in elements if not any(a in chosen for a in e.iterancestors())]
+
+
+def drop_threads(threads: list[etree._Element]) -> None:
+    """Remove the comment threads ``remove_unlikely(keep_threads=True)`` left: those named
+    like boilerplate or marked as comments (a "reply" box inside a post is not a thread)."""
+    for element in threads:
+        if element.get("itemprop") == "comment" or _name_kinds(name_words(element))[0]:
+            drop(element)
+
+
+def take_threads(threads: list[etree._Element]) -> list[etree._Element]:
+    """Detach and return the outermost of ``threads`` (for ``include_comments``)."""
+    taken = outermost(threads)
+    for thread in taken:
         drop(thread)
-    return threads
+    return taken
+
+
+def is_discussion(root: etree._Element, threads: list[etree._Element],
+                  declared: bool = False) -> bool:
+    """The threads are the page (a forum thread, questions and answers), not comments below
+    an article: nothing outside them reads like one. On a page that declares itself a
+    discussion, prose outside the threads shorter than they are is the opening post."""
+    if not threads:
+        return False
+    inside = set(threads)
+    outside = found = 0
+    for paragraph in root.iter("p"):
+        if any(a in inside for a in paragraph.iterancestors()):
+            continue
+        length = text_length(paragraph)
+        outside += length
+        found += length >= _PROSE_CHARS and link_density(paragraph) < 0.25
+    if not declared:
+        return found < _PROSE_PARAGRAPHS and not any(
+            text_length(a) >= _PROSE_CHARS for a in _articles(root)
+            if not any(p in inside for p in a.iterancestors()) and a not in inside)
+    return outside < sum(text_length(t) for t in threads)
+
+
+def _articles(root: etree._Element) -> Iterator[etree._Element]:
+    """Elements that say "I am the article": ``<article>`` and ``itemprop=articleBody``."""
+    for element in root.iter("article", "div", "section"):
+        if element.tag == "article" or (element.get("itemprop") or "").lower() == "articlebody":
+            yield element
 
 
 def _holds_article(element: etree._Element) -> bool:
     for node in element.iter("article", "div", "section"):
         if (node.get("itemprop") or "").lower() == "articlebody":
             return True
-        if node.tag == "article" and not _COMMENTS.search(names(node)):
+        if node.tag == "article" and not _COMMENTS.search(name_words(node)):
             return True
-        if node is not element and _ARTICLE_BODY.search(names(node)):
+        if node is not element and _ARTICLE_BODY.search(name_words(node)):
             return True
     return False
 
@@ -183,13 +271,21 @@ _TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 
               "th": -5, "h1": -5, "h2": -5, "h3": -5}
 
 
+_ITEM_TAGS = frozenset({"li", "dd"})
+
+
 def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
     """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
     scores: dict[etree._Element, float] = {}
     for paragraph, text, scores_itself in _paragraphs(root):
         if len(text) < 25:
             continue
-        points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
+        if paragraph.tag in _ITEM_TAGS:
+            # A list item is a line, not a paragraph: its commas are a citation's or a
+            # spec's, and a long list (references, captions) must not outweigh the prose.
+            points = 1 + min(len(text) // 100, 1)
+        else:
+            points = 1 + text.count(",") + text.count("，") + min(len(text) // 100, 3)
         node, level = (paragraph if scores_itself else paragraph.getparent()), 0
         while node is not None and level < 3:
             if node not in scores:
@@ -197,6 +293,21 @@ def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
             scores[node] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
             node, level = node.getparent(), level + 1
     return {node: score * (1 - link_density(node)) for node, score in scores.items()}
+
+
+def prose_mass(root: etree._Element) -> dict[etree._Element, int]:
+    """Characters of readable text (paragraphs of 25+ characters outside links) under each
+    element, for every element above such a paragraph."""
+    mass: dict[etree._Element, int] = {}
+    for paragraph, text, _scores_itself in _paragraphs(root):
+        if len(text) < 25:
+            continue
+        chars = int(len(text) * (1 - link_density(paragraph)))
+        node = paragraph
+        while node is not None:
+            mass[node] = mass.get(node, 0) + chars
+            node = node.getparent()
+    return mass
 
 
 def _ancestors(element: etree._Element) -> list[etree._Element]:
@@ -259,7 +370,50 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
             parent = top.getparent()
         else:
             break
+    # A winner holding little of the page's prose is one block of many (a review, a product
+    # feature, an FAQ answer): climb to the ancestor that holds most of it, if not links.
+    mass = {} if holds_prose(top) else prose_mass(root)
+    whole = mass.get(root, 0)
+    if whole and mass.get(top, 0) < _COVERS * whole:
+        for ancestor in _ancestors(top):
+            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor) < 0.5:
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
+    # A list or table that wins (a manual's option list) is a part: climb to the closest
+    # ancestor holding clearly more text, if that is not mostly links.
+    if top.tag in _LISTS:
+        length = text_length(top)
+        for ancestor in _ancestors(top)[:_LIST_CLIMB]:
+            if (text_length(ancestor) >= _RICHER * length
+                    and link_density(ancestor) < _LIST_ANCESTOR_LINKS):
+                scores.setdefault(ancestor, scores[top])
+                top = ancestor
+                break
     return _with_siblings(top, scores)
+
+
+_COVERS = 0.5
+_LISTS = frozenset({"ul", "ol", "dl", "table"})
+_LIST_CLIMB = 4  # levels looked at above a winning list
+_RICHER = 1.5
+_LIST_ANCESTOR_LINKS = 0.3
+
+
+def product_block(name: etree._Element) -> etree._Element | None:
+    """On a product page, the block around the product's name that holds its description:
+    the closest ancestor with a description's worth of text. The scorer's pick elsewhere on
+    such a page is a review, an FAQ or a banner."""
+    node = name.getparent()
+    while node is not None and node.tag not in ("body", "html"):
+        if sum(len(text) for _e, text, _own in _paragraphs(node) if len(text) >= 25) >= (
+                _PRODUCT_PROSE):
+            return node
+        node = node.getparent()
+    return None
+
+
+_PRODUCT_PROSE = 1000  # a description's worth of text
 
 
 def _with_siblings(top: etree._Element, scores: dict[etree._Element, float]) -> etree._Element:

@@ -15,7 +15,9 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from handlers.html_dates import iso_date
 from handlers.html_dom import text_of
+from handlers.html_page_type import page_type
 
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
@@ -171,6 +173,16 @@ def _headings(root: etree._Element) -> list[str]:
     return [h for h in found if h][:12]
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _restates(heading: str, declared: list[str]) -> bool:
+    """At least half of the heading's words are in one of the declared titles."""
+    words = set(_WORD.findall(heading.lower()))
+    return bool(words) and any(
+        len(words & set(_WORD.findall(d.lower()))) >= 0.5 * len(words) for d in declared if d)
+
+
 def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
            site: str | None) -> str | None:
     title_tag = next((squash(text_of(t)) for t in root.iter("title")), "")
@@ -182,6 +194,13 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
     site_low = (site or "").lower()
     firsts = {_TITLE_SEPARATORS.split(d, maxsplit=1)[0].strip().lower() for d in declared if d}
     headings = [h for h in _headings(root) if len(h) >= 4 and h.lower() != site_low]
+    # The page's one <h1>, when a declared title says the same thing in other words
+    # ("Free SEO Checker" for "SEO Checker | Test your website"), is its headline.
+    h1s = [h for h in (squash(text_of(e)) for e in root.iter("h1"))
+           if len(h) >= 4 and h.lower() != site_low]
+    if len(h1s) == 1 and _restates(h1s[0], declared) and (
+            h1s[0].lower() not in parts - firsts):  # not the logo's site or book name
+        return h1s[0]
     # A visible heading that a declared title repeats is the headline itself; one that is
     # only a small part of it (the site name in the logo's <h1>) is not. Headlines come first
     # in titles ("Data Types - The Book"): a heading repeating the first part beats a menu's
@@ -202,18 +221,17 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
 
 def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
           keys: tuple[str, ...], ld_key: str) -> str | None:
-    if isinstance(ld.get(ld_key), str) and ld[ld_key].strip():
-        return ld[ld_key].strip()
-    for key in keys:
-        if meta.get(key):
-            return meta[key]
-    return None
+    """The first declared date that reads as one, in ISO 8601."""
+    declared = [ld.get(ld_key)] + [meta.get(key) for key in keys]
+    return next((day for day in (iso_date(v) for v in declared if isinstance(v, str)) if day),
+                None)
 
 
 def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
     """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
     meta = _meta(root)
-    ld = _article_ld(_json_ld_objects(root))
+    objects = _json_ld_objects(root)
+    ld = _article_ld(objects)
     publisher = ld.get("publisher")
     site = meta.get("og:site_name") or meta.get("application-name") or (
         _names(publisher)[0] if _names(publisher) else None
@@ -223,8 +241,8 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
                                        "dc.date.issued", "sailthru.date", "parsely-pub-date"),
                       "datePublished")
     if not published:
-        times = [t.get("datetime") for t in root.iter("time") if t.get("datetime")]
-        published = times[0] if times else None
+        published = next((day for day in (iso_date(t.get("datetime"))
+                                          for t in root.iter("time")) if day), None)
     html = root if root.tag == "html" else root.getroottree().getroot()
     canonical = next((link.get("href") for link in root.iter("link")
                       if (link.get("rel") or "").lower() == "canonical" and link.get("href")),
@@ -241,5 +259,6 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
         "description": meta.get("description") or meta.get("og:description"),
         "canonical_url": urljoin(base_url, canonical) if canonical else None,
         "image": urljoin(base_url, image) if image else None,
+        "page_type": page_type(root, meta, objects),
     }
     return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

@@ -245,21 +245,20 @@ class _Renderer:
         self.flush()
         rows = []
         for row in _own_rows(element):
-            cells = [
-                _SPACE.sub(" ", self.inner(cell)).strip().replace("|", "\\|")
-                for cell in row if cell.tag in ("td", "th")
-            ]
+            cells = [_SPACE.sub(" ", self.inner(cell)).strip()
+                     for cell in row if cell.tag in ("td", "th")]
             if any(cells):
                 rows.append(cells)
         if not rows:
-            return
-        if not self.markdown:
-            self.blocks.extend(" | ".join(c for c in cells if c) for cells in rows)
             return
         width = max(len(r) for r in rows)
         if width == 1:  # a layout table: its cells are paragraphs
             self.blocks.extend(r[0] for r in rows if r[0])
             return
+        if not self.markdown:  # plain text: a row is one line, no markdown escapes
+            self.blocks.append("\n".join(" | ".join(c for c in cells if c) for cells in rows))
+            return
+        rows = [[cell.replace("|", "\\|") for cell in cells] for cells in rows]
         padded = [r + [""] * (width - len(r)) for r in rows]
         lines = ["| " + " | ".join(padded[0]) + " |", "|" + " --- |" * width]
         lines += ["| " + " | ".join(r) + " |" for r in padded[1:]]

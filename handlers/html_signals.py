@@ -27,9 +27,11 @@ _INTERSTITIAL = (
 _CHALLENGE = re.compile(f"{_INTERSTITIAL}|{_TOPICAL}", re.IGNORECASE)
 _CHALLENGE_UNMARKED = re.compile(_INTERSTITIAL, re.IGNORECASE)
 _TITLE_EXTRA_WORDS = 2  # "Attention Required! | Cloudflare", "Security check - Shop name"
+# Vendor names as their own tokens: "hcaptcha" inside a setting's name
+# ("captcha_plugin_hcaptcha_enabled": false) says nothing about this page.
 _CHALLENGE_MARKUP = re.compile(
-    r"cf-browser-verification|cf-challenge|challenge-form|cf_chl_|g-recaptcha|h-captcha|"
-    r"hcaptcha|turnstile|px-captcha|captcha-delivery|_incapsula_",
+    r"cf_chl_|_incapsula_|(?<!\w)(?:cf-browser-verification|cf-challenge|challenge-form|"
+    r"g-recaptcha|h-captcha|hcaptcha|turnstile|px-captcha|captcha-delivery)(?!\w)",
     re.IGNORECASE,
 )
 _NEEDS_JS = re.compile(

@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -41,11 +42,40 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
+def invoked_as() -> str:
+    """The program's name as the user ran it, for usage lines: ``python -m pipeline`` or the
+    console script's name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "__main__.py":
+        return "python -m pipeline"
+    return name if name.startswith(PROG) else PROG
+
+
+def command_parser(command: str, **keywords: Any) -> argparse.ArgumentParser:
+    """A sub-command's parser with the batch command's conventions (see
+    :func:`parse_command`); its usage names the program as invoked."""
+    return _Parser(prog=f"{invoked_as()} {command}", **keywords)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str]
+                  ) -> argparse.Namespace | int:
+    """``argv`` parsed, or the exit status to return now: 0 after ``--help``, 2 after a
+    mistake, which is one line on stderr."""
+    try:
+        return parser.parse_args(list(argv))
+    except UsageError as exc:
+        command = parser.prog.rsplit(" ", 1)[-1]
+        print(f"{PROG} {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
 # Help for settings whose description does not fit a flag (or that have none).
 _HELP = {
     "format": "content format of records",
-    "workers": "handler worker processes in all (with --processes N, shared out among the "
-    "N); default: the machine's cores ({default})",
+    "workers": "handler worker processes in all (a sharded run shares them out among its "
+    "shard processes); default: the machine's cores ({default})",
     "processes": "run the input as N shards in N processes at once (needs -o OUT_DIR; "
     "see README 'Scaling out'); default: {default}",
     "user_agent": "User-Agent header sent with every request",
@@ -88,6 +118,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
+    ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
     ("--processes", "processes", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
@@ -101,6 +132,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
+# Settings only the batch command reads: other commands (mcp) offer no flag for them.
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -122,14 +155,30 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+def _examples(prog: str) -> str:
+    examples = (
+        ("urls.txt -o out.jsonl", "one JSON record per URL"),
+        ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
+        ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
+        ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+    )
+    width = max(len(args) for args, _ in examples) + len(prog) + 3
+    return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    prog = invoked_as()
     parser = _Parser(
-        prog=PROG,
-        description="Turn a list of URLs (one per line) into JSON lines of clean text. "
-        f"Other commands: {', '.join(SUBCOMMANDS)} (e.g. '{PROG} search --help').",
-        epilog="Flags override PIPELINE_* environment variables, which override the config "
-        "file. Exit status: 0 done, 1 a shard failed, 2 usage/config error, 74 output not "
-        "writable (resumable), 130 interrupted.",
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the examples' lines
+        description=textwrap.fill(
+            "Turn a list of URLs (one per line) into JSON lines of clean text. Other commands: "
+            f"{', '.join(SUBCOMMANDS)} (e.g. '{prog} search --help').", width=78),
+        epilog=textwrap.fill(
+            "Flags override PIPELINE_* environment variables, which override the config "
+            "file. Exit status: 0 done, 1 a shard failed, 2 usage/config error, 74 output not "
+            "writable (resumable), 130 interrupted.", width=78)
+        + f"\n\nexamples:\n{_examples(prog)}",
     )
     parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
     parser.add_argument("-o", "--output", metavar="OUT",
@@ -153,16 +202,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config`` and a flag for every setting (shared with ``mcp``); read them back with
+def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``, which passes
+    ``batch=False`` to leave out the :data:`BATCH_ONLY` ones); read them back with
     :func:`settings_from_args`."""
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     for flag, name, keywords in _VALUED:
-        parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
     for flag, name, metavar in _REPEATED:
-        parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
-                            help=f"repeatable; {_default(name)}")
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, action="append", default=None,
+                                metavar=metavar, help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
+        if not batch and name in BATCH_ONLY:
+            continue
         help_text = _HELP[name] if name in ("head", "cache") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)

@@ -56,6 +56,7 @@ class Summary:
     failed: list[str] = field(default_factory=list)  # shards that could not finish, and why
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
+    way_out: str | None = None  # the flags that open the first refused address
 
     @property
     def records(self) -> int:
@@ -70,6 +71,10 @@ class Summary:
             self.ok += 1
         else:
             self.errors[record.error.kind if record.error else "extract"] += 1
+            if record.error and record.error.kind == "blocked" and self.way_out is None:
+                from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
+
+                self.way_out = way_out_in(record.error.message)
         if record.cache is not None:  # nothing read: the cache had it
             self.cache[record.cache] += 1
             return
@@ -99,6 +104,8 @@ class Summary:
                          f"revalidated, {self.cache['fetched']} fetched")
         if self.skipped:
             parts.append(f"{self.skipped} already done (resume)")
+        if self.way_out:
+            parts.append(f"to fetch refused addresses: {self.way_out}")
         return "; ".join(parts)
 
 

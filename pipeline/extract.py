@@ -31,6 +31,10 @@ SNIFF_BYTES = 1024
 
 def load_registry(settings: Settings) -> HandlerRegistry:
     """The handler registry for ``settings.handlers``; a bad spec is a ``config`` error."""
+    if settings.html_extractor == "readability":
+        from handlers.html_readability import require
+
+        require()  # a missing extra: one line before any work, not an error per page
     try:
         return registry_for(tuple(settings.handlers))
     except Exception as exc:
@@ -128,7 +132,8 @@ class NativeExtractor:
     def _handler_options(self, max_chars: int) -> dict[str, Any]:
         s = self.settings
         return {"max_chars": max_chars, "pdf_max_pages": s.pdf_max_pages,
-                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments}
+                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments,
+                "html_extractor": s.html_extractor}
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: CachedPage | None = None
@@ -158,7 +163,8 @@ class NativeExtractor:
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = (Truncated(document.content, document.truncated, document.next_offset)
-               if isinstance(document, CutDocument) else truncate(document.content, max_chars))
+               if isinstance(document, CutDocument)
+               else truncate(document.content, max_chars, markdown=document.format == "markdown"))
         record = Record(ok=True, content=cut.text, truncated=cut.truncated,
                         next_offset=cut.next_offset, chars=len(cut.text), **fields)
         return record, Validators.from_headers(result.final_url, result.headers)

@@ -7,7 +7,6 @@ themselves are copied from the parts, not held).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
@@ -95,21 +94,25 @@ def merge_to(directory: Path, target: str | None) -> int:
 
 
 def merge_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog=f"{PROG} merge",
-        description="Merge the parts of a sharded run (--shard, --processes, --engine ray) "
-        "into one JSONL file in input order.")
+    from pipeline.cli import command_parser, parse_command  # the commands' shared conventions
+
+    parser = command_parser(
+        "merge", description="Merge the parts of a sharded run (--shard, --processes, "
+        "--engine ray) into one JSONL file in input order.")
     parser.add_argument("directory", metavar="OUT_DIR", help="the sharded run's output")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl",
                         help="write here (default: stdout)")
-    args = parser.parse_args(list(argv))
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     try:
         count = merge_to(Path(args.directory), args.output)
     except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"{PROG} merge: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"{PROG}: error: {exc.filename or args.directory}: {exc.strerror}", file=sys.stderr)
+        print(f"{PROG} merge: error: {exc.filename or args.directory}: {exc.strerror}",
+              file=sys.stderr)
         return 2
     if args.output:
         print(f"{PROG}: {count} records merged into {args.output}", file=sys.stderr)

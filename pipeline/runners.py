@@ -66,7 +66,7 @@ def cut_to_budget(document: Document, ctx: HandlerContext) -> Document:
     max_chars = ctx.options.get("max_chars")
     if not isinstance(max_chars, int) or max_chars < 1 or not document.content.strip():
         return document
-    cut = truncate(document.content, max_chars)
+    cut = truncate(document.content, max_chars, markdown=document.format == "markdown")
     return CutDocument.model_construct(**{**document.__dict__, "content": cut.text},
                                        truncated=cut.truncated, next_offset=cut.next_offset)
 

@@ -8,21 +8,16 @@ by the providers, not here.
 from __future__ import annotations
 
 import os
-import sys
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import OutputFormat
 from pipeline.request_options import check_proxy_url, parse_headers
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
@@ -89,6 +84,9 @@ class Settings(BaseModel):
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
     include_comments: bool = Field(False, description="append a page's comment threads")
+    html_extractor: Literal["builtin", "readability"] = Field(
+        "builtin", description="main-content algorithm for HTML: builtin or readability "
+        "(readability-lxml, extra [readability])")
 
     # --- providers and compressor (see pipeline.providers, pipeline.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
@@ -173,7 +171,5 @@ def load_settings(
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = describe_validation(exc, Settings, "settings")
         raise PipelineError("config", f"invalid settings: {problems}") from exc

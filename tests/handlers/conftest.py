@@ -1,11 +1,30 @@
 """Fixtures for handler tests: a tiny PDF writer (Helvetica text pages, text-less pages,
-an Info dict), exposed as the ``make_pdf`` fixture so no test imports a helper module."""
+an Info dict), exposed as the ``make_pdf`` fixture so no test imports a helper module; and
+the shared dev sets, which skip the test when they are not beside the repository."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+
+SHARED_DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+
+def shared_dataset(name: str) -> Path:
+    """The folder of one shared dev set; skips the calling test when it is absent (a fresh
+    clone has no ``../shared``; CI has it and runs these tests)."""
+    folder = SHARED_DATASETS / name
+    if not (folder / "ground-truth.json").is_file():
+        pytest.skip(f"shared dataset not found beside the repository: {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def news_dataset() -> Path:
+    """``../shared/datasets/article-extraction-benchmark`` (skips when absent)."""
+    return shared_dataset("article-extraction-benchmark")
 
 
 def _escape(text: str) -> str:

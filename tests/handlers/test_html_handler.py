@@ -64,7 +64,7 @@ def test_title_cleaned_and_metadata():
     assert doc.metadata["byline"] == "Jane Doe"
     assert doc.metadata["site_name"] == "Example Site"
     assert doc.metadata["canonical_url"] == "https://example.org/a/canon"
-    assert doc.metadata["published"] == "2024-01-02T03:04:05Z"
+    assert doc.metadata["published"] == "2024-01-02T03:04:05+00:00"  # ISO 8601, offset spelled out
     assert doc.metadata["lang"] == "en"
 
 
@@ -230,6 +230,19 @@ def test_tables_and_lists_inside_the_article_are_kept():
     doc = run(page(body), "markdown")
     assert "| City | Rain |" in doc.content and "| Bergen | 40 mm |" in doc.content
     assert "1. Close the windows" in doc.content and "2. Charge your phone." in doc.content
+
+
+def test_plain_text_has_one_line_per_table_row_and_no_markdown_escapes():
+    body = article(
+        f"<p>{PARA}</p><table><tr><th>Name</th><th>Mark</th></tr>"
+        "<tr><td>Alpha</td><td>a*b_c</td></tr><tr><td>Beta | pipe</td><td>[x]</td></tr></table>"
+        f"<p>{PARA}</p>"
+    )
+    text = run(page(body), "text").content
+    assert "Name | Mark\nAlpha | a*b_c\nBeta | pipe | [x]" in text
+    assert "\\" not in text
+    markdown = run(page(body), "markdown").content
+    assert "| Beta \\| pipe | \\[x\\] |" in markdown  # markdown still escapes
 
 
 def test_short_scored_result_falls_back_to_landmarks():
@@ -407,11 +420,14 @@ def test_figure_text_without_figcaption_is_a_caption_but_figure_quotes_stay():
         "<figure><img src='/a.jpg' alt='river'><span class='meta'>The river at dawn."
         " <cite>Jane Roe/Getty Images</cite></span></figure>"
         "<figure><blockquote>Words worth quoting, kept.</blockquote></figure>"
+        "<figure><div class='highlight'><pre>total = price * count</pre></div></figure>"
+        "<figure><div><table><tr><td>Oslo</td><td>12 mm</td></tr></table></div></figure>"
         f"<p>{PARA}</p>"
     )
     doc = run(page(body))
     assert "river at dawn" not in doc.content and "Getty" not in doc.content
     assert "Words worth quoting, kept." in doc.content
+    assert "total = price * count" in doc.content and "12 mm" in doc.content
 
 
 def test_comments_on_request_follow_the_article():

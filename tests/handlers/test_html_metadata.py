@@ -19,8 +19,8 @@ def test_json_ld_graph_author_dates_and_publisher():
     title, meta = meta_of(html)
     assert title == "Rivers rise after storm"
     assert meta["byline"] == "Ana Lima"
-    assert meta["published"] == "2024-03-01T08:00:00Z"
-    assert meta["modified"] == "2024-03-02T09:00:00Z"
+    assert meta["published"] == "2024-03-01T08:00:00+00:00"
+    assert meta["modified"] == "2024-03-02T09:00:00+00:00"
     assert meta["site_name"] == "Example News"
 
 
@@ -60,3 +60,13 @@ def test_title_prefers_the_heading_repeating_the_titles_first_part():
             "<div class='menu'><h1 class='menu-title'>The Rust Programming Language</h1></div>"
             "<main><h2>Data Types</h2><p>Every value has a type.</p></main></body></html>")
     assert extract_metadata(parse(html), "https://example.org/")[0] == "Data Types"
+
+
+def test_the_one_h1_restating_the_declared_title_is_the_headline():
+    html = """<html><head><title>Route Planner | Plan trips for free - Example Maps</title>
+    </head><body><h1>Free Route Planner</h1><p>Plan a trip.</p></body></html>"""
+    assert meta_of(html)[0] == "Free Route Planner"
+    # ... not one that says something else (a section's or a campaign's heading).
+    html = """<html><head><title>Tide tables for the east coast - Example Maps</title>
+    </head><body><h1>Join our summer festival</h1><p>Plan a trip.</p></body></html>"""
+    assert meta_of(html)[0] == "Tide tables for the east coast"

@@ -46,3 +46,15 @@ def test_pages_without_predicted_shingles_do_not_count_for_precision():
     result = corpus_score(pages)
     assert result.precision == 1.0
     assert result.recall == 0.5
+
+
+def test_paired_bootstrap_sees_a_small_consistent_gain_and_no_change():
+    from benchmarks.shingle_metric import PageScore, paired_bootstrap
+
+    before = [PageScore(0.80 + i % 7 / 100, 0.70 + i % 5 / 100, False) for i in range(60)]
+    after = [PageScore(p.precision + 0.01, p.recall, False) for p in before]
+    gain = paired_bootstrap(before, after)
+    assert gain.delta > 0 and gain.low > 0 and gain.verdict == "better" and gain.worse == 0
+    same = paired_bootstrap(before, before)
+    assert (same.delta, same.low, same.high, same.verdict) == (0, 0, 0, "same")
+    assert paired_bootstrap(after, before).verdict == "worse"
