@@ -69,3 +69,10 @@ class OutputError(OSError):
     """Records could not be written to the output (a full disk, a failing device): the run
     stops. What was written before is whole records (a torn last line is repaired by
     ``--resume``), so the run can be resumed."""
+
+
+PROG = "extract-pipeline"  # what the command's messages on stderr start with
+
+
+class UsageError(Exception):
+    """A bad command line or output location: one line on stderr, exit status 2."""

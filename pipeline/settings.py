@@ -36,7 +36,7 @@ class Settings(BaseModel):
         description="handler process-pool size",
     )
     handler_timeout: float = Field(30.0, gt=0, description="seconds one document may take to parse")
-    loops: int = Field(1, ge=1, le=64, description="event loops (processes) fetching at once")
+    processes: int = Field(1, ge=1, le=256, description="shards run at once, one process each")
     quiet: bool = Field(False, description="no progress bar, no summary")
     handlers: list[str] = Field(
         default_factory=list,

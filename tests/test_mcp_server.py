@@ -108,7 +108,7 @@ def test_help_lists_no_batch_only_flags(capsys):
 
     assert mcp_server.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for flag in ("--ordered", "--quiet", "--loops"):
+    for flag in ("--ordered", "--quiet", "--processes"):
         assert flag not in out
-    assert {"ordered", "quiet", "loops"} <= cli.BATCH_ONLY  # the one list both commands read
+    assert {"ordered", "quiet", "processes"} <= cli.BATCH_ONLY  # the one list both commands read
     assert "--per-host" in out and "--allow-private" in out
