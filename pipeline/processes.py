@@ -25,7 +25,6 @@ from typing import Any
 
 from pipeline.engine import Summary
 from pipeline.errors import OutputError, PipelineError, UsageError
-from pipeline.extract import load_registry
 from pipeline.inputs import load_items
 from pipeline.models import Record
 from pipeline.progress import ProgressBar, combine
@@ -170,7 +169,6 @@ class _Driver:
 def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     """Run every shard not done yet, ``settings.processes`` at once (one each)."""
     count = settings.processes
-    load_registry(settings)  # a bad --handler is a config error, before any work
     output = prepare(args, settings, count)
     started = time.monotonic()
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.

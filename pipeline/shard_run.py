@@ -18,7 +18,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.batch import STOP_SIGNALS, OnRecord, extract_items, resuming, scan_output
+from pipeline.batch import (
+    STOP_SIGNALS,
+    OnRecord,
+    RunOutput,
+    extract_items,
+    open_sink,
+    resuming,
+    scan_output,
+)
 from pipeline.engine import Summary
 from pipeline.errors import PROG, UsageError
 from pipeline.extract import load_registry
@@ -36,7 +44,7 @@ from pipeline.shards import (
     shard_items,
     split_items,
 )
-from pipeline.sinks import DoneSet, JsonlSink
+from pipeline.sinks import DoneSet
 
 
 @dataclass(frozen=True)
@@ -59,23 +67,23 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
     """Extract the shard's ``items`` into its part, then mark the shard done unless the run
     was stopped. ``on_resume(done, dropped_bytes)`` is told what the part held already."""
     registry = load_registry(job.settings)
-    part = job.output.resumable_part(job.shard)
-    done, dropped = scan_output(str(part))
-    if on_resume is not None and (len(done) or dropped or done.invalid):
-        on_resume(done, dropped)
-    try:
-        sink = JsonlSink.open(part, append=True, background=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write {part}: {exc.strerror}") from exc
-    try:
-        summary = await extract_items(items, sink.write, job.settings, registry=registry,
-                                      fetcher=fetcher, done=done if len(done) else None,
-                                      on_record=on_record, signals=signals)
-    finally:
-        sink.close()
+    held = 0
+
+    def open_part() -> RunOutput:
+        nonlocal held
+        part = job.output.resumable_part(job.shard)
+        done, dropped = scan_output(str(part))
+        held = len(done)
+        if on_resume is not None and (len(done) or dropped or done.invalid):
+            on_resume(done, dropped)
+        sink = open_sink(part, append=True)
+        return RunOutput(sink.write, sink.close, done)
+
+    summary = await extract_items(items, open_part, job.settings, registry=registry,
+                                  fetcher=fetcher, on_record=on_record, signals=signals)
     if not summary.interrupted:
         job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
-                                        "records": len(done) + summary.records})
+                                        "records": held + summary.records})
     return summary
 
 
