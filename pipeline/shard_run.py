@@ -3,7 +3,8 @@
 The same function runs ``--shard K/N`` in this process, each process of ``--processes N``
 and each Ray task. A shard always continues its own partial part when there is one,
 skipping the records it holds, so a resumed or retried shard never writes a line twice; a
-run without ``--resume`` clears the shard's files before it starts (:func:`prepare`).
+run without ``--resume`` (``--overwrite``: the checks refuse a directory holding files of
+the shards otherwise) clears the shard's files before it starts (:func:`prepare`).
 """
 
 from __future__ import annotations
