@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import multiprocessing
+import sys
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
@@ -68,8 +69,16 @@ def _handle(reference: str | ContentHandler, specs: tuple[str, ...], body: bytes
     return cut_to_budget(call_handler(reference, body, ctx), ctx)
 
 
+# When this process is killed, the resource tracker it started removes the pool's semaphores
+# and warns about each on stderr after we are gone: the removal is what matters. Helpers
+# started from here on get the filter (their -W options are copied from sys.warnoptions).
+QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
 def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseContext:
     """``forkserver`` preloading the handlers where the platform has one, else ``spawn``."""
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")

@@ -47,6 +47,8 @@ from pipeline.shards import (
 )
 from pipeline.sinks import DoneSet
 
+SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
+
 
 @dataclass(frozen=True)
 class ShardJob:
@@ -109,8 +111,11 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
 @contextmanager
 def spooled(args: argparse.Namespace, output: OutputDir) -> Iterator[dict[int, Spool]]:
     """The input read once and split: the items of each shard not done yet, in spool files
-    in a hidden folder of the output directory (removed after)."""
-    directory = Path(tempfile.mkdtemp(prefix=".items-", dir=output.path))
+    in a hidden folder of the output directory (removed after; the folders a killed run left
+    are removed first)."""
+    for left in output.path.glob(f"{SPOOL_PREFIX}*"):
+        shutil.rmtree(left, ignore_errors=True)
+    directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
         source = open_input(args.urls)
         try:
