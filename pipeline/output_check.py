@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.shards import OutputDir, holds_a_run
 
 FileId = tuple[int, int]  # (device, inode)
 
@@ -90,6 +89,8 @@ def _check_file(path: str, *, resume: bool, overwrite: bool) -> None:
 
 
 def _check_directory(target: OutputTarget, *, resume: bool, overwrite: bool) -> None:
+    from pipeline.shards import OutputDir, holds_a_run  # only sharded runs write a directory
+
     assert target.path is not None  # a sharded run without -o is refused before
     path = Path(target.path)
     if path.exists() and not path.is_dir():

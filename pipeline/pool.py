@@ -11,7 +11,9 @@ thread, so the event loop keeps fetching meanwhile.
 Workers fork from a ``forkserver`` that has imported the handlers once (~15 ms to start or
 replace a worker; ``spawn`` where there is none), and each builds the handler registry from
 the same ``module:attribute`` specs as the parent; a handler not in that registry is sent
-pickled. A worker that cannot build it fails its document with ``config``, which stops the
+pickled. The batch command starts the forkserver with the run (:func:`start_worker_server`),
+so its imports overlap the command's own start-up and first fetches; pebble itself is loaded
+only when a pool starts. A worker that cannot build it fails its document with ``config``, which stops the
 run (``on_start_failure``).
 """
 
@@ -22,9 +24,7 @@ import gc
 import multiprocessing
 import sys
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
-
-from pebble import ProcessExpired, ProcessPool
+from typing import TYPE_CHECKING
 
 from handlers import (
     BUILTIN_HANDLERS,
@@ -37,6 +37,9 @@ from handlers import (
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 from pipeline.runners import call_handler, cut_to_budget
+
+if TYPE_CHECKING:  # pebble (and multiprocessing's pools) only once a run starts the pool
+    from pebble import ProcessPool
 
 _worker_registries: dict[tuple[str, ...], HandlerRegistry] = {}  # in a worker process
 
@@ -82,9 +85,21 @@ def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseC
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    modules = {__name__, *(spec.partition(":")[0] for spec in (*BUILTIN_HANDLERS, *specs))}
+    modules = {__name__, "pebble", *(spec.partition(":")[0]
+                                     for spec in (*BUILTIN_HANDLERS, *specs))}
     context.set_forkserver_preload(sorted(modules))  # the first pool's list wins: it is global
     return context
+
+
+def start_worker_server() -> None:
+    """Start the workers' forkserver now, so that it imports the built-in handlers in its own
+    process while this one goes on starting up and fetching (where there is no forkserver:
+    nothing to do). Handlers named by ``--handler`` are checked here first, and imported
+    by each worker."""
+    if worker_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
 
 
 class ProcessRunner:
@@ -116,11 +131,13 @@ class ProcessRunner:
         return handler.name if known is handler else handler
 
     def _new_pool(self) -> ProcessPool:
+        from pebble import ProcessPool
+
         context = (multiprocessing.get_context(self._start_method) if self._start_method
                    else worker_context(self.specs))
         pool = ProcessPool(max_workers=self.size, context=context)
         if not pool.active:  # starts the workers: the caller runs this in a thread
-            raise BrokenProcessPool("the pool stopped as it started")
+            raise RuntimeError("the pool stopped as it started")
         return pool
 
     async def _start(self) -> ProcessPool:
@@ -165,15 +182,22 @@ class ProcessRunner:
             return await asyncio.wrap_future(job)
         except PipelineError as exc:
             raise self._config_error(exc) if exc.kind == "config" else exc from None
-        except TimeoutError:
-            message = f"handler {handler.name!r} took longer than {self.timeout:g}s; worker killed"
-        except ProcessExpired as exc:
-            message = f"handler {handler.name!r}: its worker died (exit code {exc.exitcode})"
-        except BrokenProcessPool as exc:
-            message = f"handler {handler.name!r}: every worker died at once ({exc})"
-        except Exception as exc:  # e.g. a handler sent pickled that does not pickle
-            message = f"handler {handler.name!r} could not run in a worker: {exc}"
-        raise PipelineError("extract", message)
+        except Exception as exc:
+            raise PipelineError("extract", self._failure(handler.name, exc)) from None
+
+    def _failure(self, name: str, exc: Exception) -> str:
+        """What went wrong with a document in the pool (pebble is loaded by then)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from pebble import ProcessExpired
+
+        if isinstance(exc, TimeoutError):
+            return f"handler {name!r} took longer than {self.timeout:g}s; worker killed"
+        if isinstance(exc, ProcessExpired):
+            return f"handler {name!r}: its worker died (exit code {exc.exitcode})"
+        if isinstance(exc, BrokenProcessPool):
+            return f"handler {name!r}: every worker died at once ({exc})"
+        return f"handler {name!r} could not run in a worker: {exc}"  # e.g. does not pickle
 
     async def __aenter__(self) -> ProcessRunner:
         return self
