@@ -6,8 +6,8 @@ checkout: this one and, with ``--against DIR``, another (e.g. ``git worktree add
 main``), the checkouts taking turns run by run so both meet the same machine load. Reported
 per case, as the median over the runs (min–max beside it): the wall time to the first record
 on stdout, the wall time until every process of the run has ended, and the CPU time of the
-whole process tree (``measure.py``). CPU time is the figure to compare on a shared machine;
-the load average is printed too.
+whole process tree and of the command's own process (``measure.py``; the latter sampled every
+20 ms). CPU time is the figure to compare on a shared machine; the load average is printed.
 
 Bytecode is written and warmed first, whatever ``PYTHONDONTWRITEBYTECODE`` says: without
 ``.pyc`` files every run would pay for compiling our own modules again (about 60 ms of CPU
@@ -79,13 +79,15 @@ def main() -> None:
                         runs[kind, checkout].append(run_once(checkout, url_file))
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}; "
           f"{args.repeat} runs per row, median (min–max)\n")
-    print("| page | checkout | first record ms | all ended ms | CPU ms (process tree) |")
-    print("|---|---|---|---|---|")
+    print("| page | checkout | first record ms | all ended ms | CPU ms, process tree | "
+          "CPU ms, main process |")
+    print("|---|---|---|---|---|---|")
     for (kind, checkout), measured in runs.items():
         name = "this" if checkout == REPO else checkout.name
         print(f"| {kind} | {name} | {spread([m.first_line_s or 0.0 for m in measured])} | "
               f"{spread([m.wall_s for m in measured])} | "
-              f"{spread([m.cpu_s for m in measured])} |")
+              f"{spread([m.cpu_s for m in measured])} | "
+              f"{spread([m.root_cpu_s for m in measured])} |")
 
 
 if __name__ == "__main__":

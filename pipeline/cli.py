@@ -281,14 +281,9 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         if args.resume and not args.output:
             raise UsageError("--resume needs -o OUT (the output to resume)")
         settings = settings_from_args(args)
-        from pipeline.run_check import check_run, run_mode
+        from pipeline.run_check import check_run
 
-        mode = run_mode(args, settings)
-        if mode in ("plain", "shard"):  # this process runs the engine and its handler pool
-            from pipeline.pool import start_worker_server
-
-            start_worker_server()  # it starts up beside the checks and the first fetches
-        check_run(args, settings, mode, injected_fetcher=fetcher is not None)
+        mode = check_run(args, settings, injected_fetcher=fetcher is not None)
         summary = _run(mode, args, settings, fetcher)  # opens things only now
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -11,10 +11,9 @@ thread, so the event loop keeps fetching meanwhile.
 Workers fork from a ``forkserver`` that has imported the handlers once (~15 ms to start or
 replace a worker; ``spawn`` where there is none), and each builds the handler registry from
 the same ``module:attribute`` specs as the parent; a handler not in that registry is sent
-pickled. The batch command starts the forkserver with the run (:func:`start_worker_server`),
-so its imports overlap the command's own start-up and first fetches; pebble itself is loaded
-only when a pool starts. A worker that cannot build it fails its document with ``config``, which stops the
-run (``on_start_failure``).
+pickled. A worker that cannot build it fails its document with ``config``, which stops the
+run (``on_start_failure``). Pebble (and multiprocessing's pool machinery) is loaded only when
+a pool starts: a run whose bodies are all handled inline never pays for it.
 """
 
 from __future__ import annotations
@@ -89,17 +88,6 @@ def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseC
                                      for spec in (*BUILTIN_HANDLERS, *specs))}
     context.set_forkserver_preload(sorted(modules))  # the first pool's list wins: it is global
     return context
-
-
-def start_worker_server() -> None:
-    """Start the workers' forkserver now, so that it imports the built-in handlers in its own
-    process while this one goes on starting up and fetching (where there is no forkserver:
-    nothing to do). Handlers named by ``--handler`` are checked here first, and imported
-    by each worker."""
-    if worker_context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
 
 
 class ProcessRunner:

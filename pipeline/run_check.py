@@ -84,10 +84,11 @@ def check_config(settings: Settings) -> None:
     compressor_config(settings)
 
 
-def check_run(args: argparse.Namespace, settings: Settings, mode: str, *,
-              injected_fetcher: bool = False) -> None:
-    """Every other check of a batch run in ``mode`` (:func:`run_mode`'s). Raises
+def check_run(args: argparse.Namespace, settings: Settings, *,
+              injected_fetcher: bool = False) -> str:
+    """Every check of a batch run; returns its mode (:func:`run_mode`). Raises
     ``UsageError`` or ``PipelineError('config')`` — before anything is opened."""
+    mode = run_mode(args, settings)
     if injected_fetcher and mode in ("processes", "ray"):
         raise UsageError("an injected fetcher works in this process only (no --processes, "
                          "no --engine ray)")
@@ -95,3 +96,4 @@ def check_run(args: argparse.Namespace, settings: Settings, mode: str, *,
     check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
                  overwrite=args.overwrite)
     check_config(settings)
+    return mode

@@ -10,8 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -37,46 +35,3 @@ def test_a_run_whose_pages_need_no_pool_never_loads_it(tmp_path):
     """, tmp_path)
     assert out.strip() == "[]"  # small text pages are handled inline: no pool machinery
     assert (tmp_path / "out.jsonl").read_text().count("\n") == 2
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_the_handler_pool_server_starts_up_beside_the_first_fetch(tmp_path):
-    (tmp_path / "urls.txt").write_text("http://example.test/a\n")
-    out = run_python("""
-        import os
-        from pipeline.cli import main
-        from tests.cli.conftest import text_fetcher
-
-        def children():
-            found = []
-            for entry in os.listdir("/proc"):
-                try:
-                    with open(f"/proc/{entry}/stat") as stat:
-                        parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-                    with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                        command = cmdline.read()
-                except (OSError, ValueError):
-                    continue
-                if parent == os.getpid():
-                    found.append(command)
-            return found
-
-        class Watching:
-            def __init__(self, fetcher):
-                self.fetcher, self.seen = fetcher, None
-
-            async def fetch(self, url, **options):
-                self.seen = [c for c in children() if b"forkserver" in c]
-                return await self.fetcher.fetch(url, **options)
-
-            async def __aenter__(self):
-                return self
-
-            async def __aexit__(self, *exc_info):
-                return None
-
-        fetcher = Watching(text_fetcher(["http://example.test/a"]))
-        assert main(["urls.txt", "--quiet"], fetcher=fetcher) == 0
-        print(len(fetcher.seen))
-    """, tmp_path)
-    assert out.strip().splitlines()[-1] == "1"  # already importing the handlers
