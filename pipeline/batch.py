@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from handlers import HandlerRegistry
 from pipeline.engine import BatchEngine, Summary, calm_collector
@@ -48,7 +49,8 @@ def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
                "(the lines stay)" if done.invalid else ""))
 
 
-def open_sink(path: str | None, *, append: bool) -> JsonlSink:
+def open_sink(path: str | os.PathLike[str] | None, *, append: bool) -> JsonlSink:
+    """A sink writing to ``path`` (stdout when None); a ``UsageError`` if it cannot open."""
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
     try:
@@ -77,14 +79,24 @@ def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], N
     return undo
 
 
-async def extract_items(items: Iterable[InputItem], write: Callable[[Record], None],
+@dataclass
+class RunOutput:
+    """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
+    names the records it held already (``--resume``; None: start afresh)."""
+
+    write: Callable[[Record], None]
+    close: Callable[[], None]
+    done: DoneSet | None = None
+
+
+async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
                         settings: Settings, *, registry: HandlerRegistry,
-                        fetcher: Fetcher | None = None, done: DoneSet | None = None,
-                        on_record: OnRecord | None = None,
+                        fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
                         signals: Iterable[int] = STOP_SIGNALS) -> Summary:
-    """One record per item to ``write`` (items in ``done`` are skipped), until the items
-    end or one of ``signals`` stops the run. Raises ``PipelineError('config')`` when the
-    handler workers cannot start."""
+    """One record per item to the output (items it holds already are skipped), until the
+    items end or one of ``signals`` stops the run. ``open_output`` is called last, once the
+    fetcher, providers and compressor are open: what they find wrong costs the output
+    nothing. Raises ``PipelineError('config')`` when the handler workers cannot start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -96,14 +108,19 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
                            on_start_failure=stop_on_start_failure)
     native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
     async with batch_extract(settings, native) as extract:
-        engine = BatchEngine(settings, extract, write, done=done, on_record=on_record)
-        undo = _install_stop(stop, signals)
+        output = open_output()
         try:
-            with calm_collector():
-                async with contextlib.aclosing(feed(items)) as batches:
-                    summary = await engine.run(batches, stop)
+            engine = BatchEngine(settings, extract, output.write, done=output.done or None,
+                                 on_record=on_record)
+            undo = _install_stop(stop, signals)
+            try:
+                with calm_collector():
+                    async with contextlib.aclosing(feed(items)) as batches:
+                        summary = await engine.run(batches, stop)
+            finally:
+                undo()
         finally:
-            undo()
+            output.close()
     if start_failures:
         raise start_failures[0]
     return summary
@@ -111,22 +128,25 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
 
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
-    """The plain batch command: ``args.urls`` to ``args.output`` (stdout when None)."""
-    registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    """The plain batch command: ``args.urls`` to ``args.output`` (stdout when None), checked
+    beforehand by :func:`pipeline.run_check.check_run`."""
+    registry = load_registry(settings)
     with contextlib.ExitStack() as cleanup:
         source = open_input(args.urls)
         if source is not sys.stdin.buffer:
             cleanup.callback(source.close)
-        done, dropped = scan_output(args.output) if args.resume else (None, 0)
-        sink = open_sink(args.output, append=args.resume)
-        cleanup.callback(sink.close)
         show = not settings.quiet and sys.stderr.isatty()
-        total = count_items(args.urls) if show else None
-        if total is not None and done is not None:
-            total = max(0, total - len(done))  # what this run has left to do
-        progress = ProgressBar(total, enabled=show)
+        progress = ProgressBar(count_items(args.urls) if show else None, enabled=show)
         cleanup.callback(progress.close)
-        if not settings.quiet and done is not None:
-            print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-        return await extract_items(read_items(source), sink.write, settings, registry=registry,
-                                   fetcher=fetcher, done=done, on_record=progress.update)
+
+        def open_output() -> RunOutput:
+            done, dropped = scan_output(args.output) if args.resume else (None, 0)
+            sink = open_sink(args.output, append=args.resume)
+            if done is not None:
+                progress.shrink(len(done))  # what this run has left to do
+                if not settings.quiet:
+                    print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
+            return RunOutput(sink.write, sink.close, done)
+
+        return await extract_items(read_items(source), open_output, settings,
+                                   registry=registry, fetcher=fetcher, on_record=progress.update)
