@@ -79,12 +79,21 @@ def _name_weight(text: str) -> int:
     return weight
 
 
-def link_density(element: etree._Element) -> float:
-    """Share of the element's text that sits inside links."""
+def link_density(element: etree._Element,
+                 links: dict[etree._Element, int] | None = None) -> float:
+    """Share of the element's text that sits inside links. ``links`` caches each link's
+    length across calls on one unchanged tree (nested candidates share their links)."""
     total = text_length(element)
     if not total:
         return 0.0
-    linked = sum(text_length(a) for a in element.iter("a"))
+    if links is None:
+        return sum(text_length(a) for a in element.iter("a")) / total
+    linked = 0
+    for a in element.iter("a"):
+        length = links.get(a)
+        if length is None:
+            length = links[a] = text_length(a)
+        linked += length
     return linked / total
 
 
@@ -239,14 +248,15 @@ def _holds_article(element: etree._Element) -> bool:
 
 def _own_text(element: etree._Element) -> str:
     """The text of ``element`` outside its block-level children."""
-    parts = [element.text or ""]
+    text = element.text
+    parts = [text] if text else []
     for child in element:
-        if child.tag in BLOCK_TAGS:
-            parts.append(child.tail or "")
-        else:
-            parts.append(text_of(child) if isinstance(child.tag, str) else "")
-            parts.append(child.tail or "")
-    return " ".join(" ".join(parts).split())
+        if child.tag not in BLOCK_TAGS and isinstance(child.tag, str):
+            parts.append(text_of(child))
+        tail = child.tail
+        if tail:
+            parts.append(tail)
+    return " ".join(" ".join(parts).split()) if parts else ""
 
 
 def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, bool]]:
@@ -274,12 +284,21 @@ _TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 
 _ITEM_TAGS = frozenset({"li", "dd"})
 
 
-def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
+_Paragraphs = list[tuple[etree._Element, str, bool]]
+
+
+def readable_paragraphs(root: etree._Element) -> _Paragraphs:
+    """The paragraphs of 25+ characters that scoring reads, in document order."""
+    return [item for item in _paragraphs(root) if len(item[1]) >= 25]
+
+
+def score_candidates(root: etree._Element, paragraphs: _Paragraphs | None = None,
+                     links: dict[etree._Element, int] | None = None
+                     ) -> dict[etree._Element, float]:
     """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
     scores: dict[etree._Element, float] = {}
-    for paragraph, text, scores_itself in _paragraphs(root):
-        if len(text) < 25:
-            continue
+    for paragraph, text, scores_itself in (
+            readable_paragraphs(root) if paragraphs is None else paragraphs):
         if paragraph.tag in _ITEM_TAGS:
             # A list item is a line, not a paragraph: its commas are a citation's or a
             # spec's, and a long list (references, captions) must not outweigh the prose.
@@ -292,17 +311,18 @@ def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
                 scores[node] = _TAG_BONUS.get(node.tag, 0) + class_weight(node)
             scores[node] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
             node, level = node.getparent(), level + 1
-    return {node: score * (1 - link_density(node)) for node, score in scores.items()}
+    links = {} if links is None else links
+    return {node: score * (1 - link_density(node, links)) for node, score in scores.items()}
 
 
-def prose_mass(root: etree._Element) -> dict[etree._Element, int]:
+def prose_mass(root: etree._Element, paragraphs: _Paragraphs | None = None,
+               links: dict[etree._Element, int] | None = None) -> dict[etree._Element, int]:
     """Characters of readable text (paragraphs of 25+ characters outside links) under each
     element, for every element above such a paragraph."""
     mass: dict[etree._Element, int] = {}
-    for paragraph, text, _scores_itself in _paragraphs(root):
-        if len(text) < 25:
-            continue
-        chars = int(len(text) * (1 - link_density(paragraph)))
+    for paragraph, text, _scores_itself in (
+            readable_paragraphs(root) if paragraphs is None else paragraphs):
+        chars = int(len(text) * (1 - link_density(paragraph, links)))
         node = paragraph
         while node is not None:
             mass[node] = mass.get(node, 0) + chars
@@ -337,7 +357,9 @@ def _kind(element: etree._Element) -> tuple[str, str]:
 def best_candidate(root: etree._Element) -> etree._Element | None:
     """The element holding the main content (possibly a new wrapper of siblings), or None
     when nothing on the page reads like a paragraph."""
-    scores = score_candidates(root)
+    paragraphs = readable_paragraphs(root)
+    links: dict[etree._Element, int] = {}  # the tree is unchanged until _with_siblings
+    scores = score_candidates(root, paragraphs, links)
     if not scores:
         return None
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
@@ -372,11 +394,12 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
             break
     # A winner holding little of the page's prose is one block of many (a review, a product
     # feature, an FAQ answer): climb to the ancestor that holds most of it, if not links.
-    mass = {} if holds_prose(top) else prose_mass(root)
+    mass = {} if holds_prose(top) else prose_mass(root, paragraphs, links)
     whole = mass.get(root, 0)
     if whole and mass.get(top, 0) < _COVERS * whole:
         for ancestor in _ancestors(top):
-            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor) < 0.5:
+            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor,
+                                                                          links) < 0.5:
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break
@@ -386,7 +409,7 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
         length = text_length(top)
         for ancestor in _ancestors(top)[:_LIST_CLIMB]:
             if (text_length(ancestor) >= _RICHER * length
-                    and link_density(ancestor) < _LIST_ANCESTOR_LINKS):
+                    and link_density(ancestor, links) < _LIST_ANCESTOR_LINKS):
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break
