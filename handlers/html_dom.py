@@ -44,7 +44,12 @@ def name_words(element: etree._Element) -> str:
     """The element's class and id as lower-case words, each with a space either side:
     ``class="c-product-widget postBody"`` → ``" c product widget post body "``. Name rules
     match whole words (or word starts) in it, never a fragment inside a word ("ad" in "pad")."""
-    return _words(f"{element.get('class') or ''} {element.get('id') or ''}")
+    return words_of(element.get("class"), element.get("id"))
+
+
+def words_of(label: str | None, ident: str | None) -> str:
+    """:func:`name_words` of a class and an id."""
+    return _words(f"{label or ''} {ident or ''}")
 
 
 @lru_cache(maxsize=8192)

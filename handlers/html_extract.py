@@ -15,7 +15,15 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, name_words, names, text_length, text_of
+from handlers.html_dom import (
+    drop,
+    inside_code,
+    name_words,
+    names,
+    text_length,
+    text_of,
+    words_of,
+)
 from handlers.html_tags import BLOCK_TAGS
 
 # Removal patterns match whole words or word starts of ``name_words`` (" c product widget "):
@@ -122,8 +130,9 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
         comment = element.get("itemprop") == "comment"
-        named = bool(element.get("class") or element.get("id"))
-        unlikely, thread, dialog = _name_kinds(name_words(element)) if named else _NOTHING
+        label, ident = element.get("class"), element.get("id")
+        named = bool(label or ident)
+        unlikely, thread, dialog = _label_kinds(label, ident) if named else _NOTHING
         if keep_threads and (thread or comment):
             threads.append(element)
             continue
@@ -150,6 +159,12 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
 
 
 _NOTHING = (False, False, False)
+
+
+@lru_cache(maxsize=8192)
+def _label_kinds(label: str | None, ident: str | None) -> tuple[bool, bool, bool]:
+    """:func:`_name_kinds` of an element's raw class and id (a page repeats them)."""
+    return _name_kinds(words_of(label, ident))
 
 
 @lru_cache(maxsize=8192)
