@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, names, text_length, text_of
+from handlers.html_dom import drop, inside_code, text_length, text_of
 from handlers.html_extract import class_weight, link_density
 from handlers.html_tags import BLOCK_TAGS
 
@@ -56,8 +56,8 @@ _DATE = re.compile(
     r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
 )
 # Blocks that can be a list of links rather than prose.
-_CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure", "header",
-               "footer")
+_CONTAINERS = frozenset({"div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure",
+                         "header", "footer"})
 _PROSE_CHARS = 150
 # A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
 _SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
@@ -97,7 +97,10 @@ def _furniture_name(label: str, discussion: bool) -> bool:
 
 def _removable_by_name(element: etree._Element, discussion: bool) -> bool:
     # Blockquotes are quotations or embedded posts ("social" embeds): content, whatever named.
-    return element.tag != "blockquote" and _furniture_name(names(element), discussion) and (
+    label, ident = element.get("class"), element.get("id")
+    if not (label or ident) or element.tag == "blockquote":
+        return False
+    return _furniture_name(f"{label or ''} {ident or ''}".lower(), discussion) and (
         text_length(element) < 300 or link_density(element) > 0.5
     )
 
@@ -178,12 +181,16 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
             drop(element)
 
 
+_CAPTION_TAGS = frozenset({"span", "div", "p", "small", "cite"})
+
+
 def _figure_caption(element: etree._Element) -> bool:
     """Text a ``<figure>`` holds beside its picture, without ``<figcaption>``: a caption or a
     credit. (Figures also wrap quotations, code and tables: those stay.)"""
+    if element.tag not in _CAPTION_TAGS:
+        return False
     parent = element.getparent()
     return (parent is not None and parent.tag == "figure"
-            and element.tag in ("span", "div", "p", "small", "cite")
             and element.find(".//img") is None
             and next(element.iter("blockquote", "pre", "table", "code"), None) is None)
 

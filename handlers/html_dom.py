@@ -54,7 +54,10 @@ def words_of(label: str | None, ident: str | None) -> str:
 
 @lru_cache(maxsize=8192)
 def _words(raw: str) -> str:
-    return " " + _NOT_ALNUM.sub(" ", _CAMEL_HUMP.sub(" ", raw).lower()).strip() + " "
+    lowered = raw.lower()
+    if lowered != raw:  # humps to split ("postBody"); none without a capital
+        lowered = _CAMEL_HUMP.sub(" ", raw).lower()
+    return " " + _NOT_ALNUM.sub(" ", lowered).strip() + " "
 
 
 _NORMALIZED_LENGTH = etree.XPath("string-length(normalize-space())")

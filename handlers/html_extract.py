@@ -29,14 +29,14 @@ from handlers.html_tags import BLOCK_TAGS
 # Removal patterns match whole words or word starts of ``name_words`` (" c product widget "):
 # "ad" never inside "pad", "nav" never inside "canvas".
 # Containers that are boilerplate by name, unless the name also says "this is the article".
-_UNLIKELY = re.compile(
-    r"\b(?:comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
+_UNLIKELY_STARTS = (
+    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
     r"newsletter|subscri|promo|advert|ads?\b|sponsor|sidebar|footer|nav|menu|breadcrumb|"
     r"popup|modal|cookie|banner|masthead|widget|outbrain|taboola|sign ?up|login|toolbar|"
     r"pagination|pager|skip|jump|print|rss\b|follow|more stories|read more|trending|popular|"
-    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust)"
-    r"|\w(?:nav|menu|sidebar|footer)\b",  # compounds: "topnav", "mainmenu"
-)
+    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust")
+_UNLIKELY_ENDS = ("nav", "menu", "sidebar", "footer")  # compounds: "topnav", "mainmenu"
+_UNLIKELY = re.compile(rf"\b(?:{_UNLIKELY_STARTS})|\w(?:{'|'.join(_UNLIKELY_ENDS)})\b")
 # Names that say "this is the article" ("lead": the lede).
 _MAYBE = re.compile(r"\b(?:and\b|article|body|column|content|main|post|entry|story|text|"
                     r"shadow|lead)")
@@ -60,8 +60,14 @@ _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "b
                                 "dialog", "alertdialog"})
 # Cookie consent, sign-up prompts: out however much text they hold.
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
-_CONSENT = re.compile(r"\b(?:consent|gdpr|onetrust)")
-_COMMENTS = re.compile(r"\b(?:comment|reply|replies|disqus|discussion)")
+_CONSENT_STARTS = r"consent|gdpr|onetrust"
+_CONSENT = re.compile(rf"\b(?:{_CONSENT_STARTS})")
+_COMMENTS_STARTS = r"comment|reply|replies|disqus|discussion"
+_COMMENTS = re.compile(rf"\b(?:{_COMMENTS_STARTS})")
+# A word start of any of the three (words follow a space in ``name_words``): one scan, from
+# one space to the next, rules out most labels before the three regexes run.
+_ANY_START = re.compile(rf" (?:{_UNLIKELY_STARTS}|{_COMMENTS_STARTS}|{_CONSENT_STARTS})")
+_ANY_END = tuple(f"{end} " for end in _UNLIKELY_ENDS)
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
 # Containers whose loose text (outside block children) is a paragraph of their own: the
@@ -136,14 +142,16 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
         if keep_threads and (thread or comment):
             threads.append(element)
             continue
-        by_tag = tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES or comment
+        role = element.get("role")
+        by_tag = tag in _LANDMARK_TAGS or role in _BOILERPLATE_ROLES or comment
         if by_tag or (named and (unlikely if by_name else thread or dialog)):
-            doomed.append(element)
+            # Threads and dialogs go however much text they hold.
+            doomed.append((element, thread or comment or dialog or role in _DIALOG_ROLES))
     removed: set[etree._Element] = set()
-    for element in doomed:  # document order: an ancestor is decided before its descendants
+    for element, regardless in doomed:  # document order: ancestors are decided first
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if _is_thread(element) or _is_dialog(element):
+        if regardless:
             pass
         elif element.tag in _LANDMARK_TAGS:
             # A landmark wrapping the page (a theme's layout, an unclosed <header>), not
@@ -170,6 +178,8 @@ def _label_kinds(label: str | None, ident: str | None) -> tuple[bool, bool, bool
 @lru_cache(maxsize=8192)
 def _name_kinds(words: str) -> tuple[bool, bool, bool]:
     """Whether class/id words name boilerplate, a comment thread, a dialog."""
+    if not _ANY_START.search(words) and not any(end in words for end in _ANY_END):
+        return _NOTHING
     return (_unlikely_name(words), bool(_COMMENTS.search(words)), bool(_CONSENT.search(words)))
 
 
@@ -188,15 +198,6 @@ def holds_prose(element: etree._Element) -> bool:
             if found >= _PROSE_PARAGRAPHS:
                 return True
     return False
-
-
-def _is_dialog(element: etree._Element) -> bool:
-    return element.get("role") in _DIALOG_ROLES or bool(_CONSENT.search(name_words(element)))
-
-
-def _is_thread(element: etree._Element) -> bool:
-    """A comment thread: out however much text it holds (comments are off by default)."""
-    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
 def outermost(elements: list[etree._Element]) -> list[etree._Element]:
@@ -254,11 +255,17 @@ def _holds_article(element: etree._Element) -> bool:
     for node in element.iter("article", "div", "section"):
         if (node.get("itemprop") or "").lower() == "articlebody":
             return True
-        if node.tag == "article" and not _COMMENTS.search(name_words(node)):
+        if node.tag == "article" and not _article_names(name_words(node))[0]:
             return True
-        if node is not element and _ARTICLE_BODY.search(name_words(node)):
+        if node is not element and _article_names(name_words(node))[1]:
             return True
     return False
+
+
+@lru_cache(maxsize=8192)
+def _article_names(words: str) -> tuple[bool, bool]:
+    """Whether class/id words name a comment, the article's body."""
+    return bool(_COMMENTS.search(words)), bool(_ARTICLE_BODY.search(words))
 
 
 def _own_text(element: etree._Element) -> str:
@@ -277,7 +284,7 @@ def _own_text(element: etree._Element) -> str:
 def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, bool]]:
     """Paragraph-like nodes with their text, and whether they score themselves (a div whose
     loose text is a paragraph) or only their ancestors (a real ``<p>``)."""
-    for element in root.iter():
+    for element in root.iter(*_SCORED, *_LOOSE_TEXT):  # tags filtered inside libxml2
         tag = element.tag
         if tag in _SCORED:
             # A list item or quotation made of paragraphs: those score, not it as well (the
