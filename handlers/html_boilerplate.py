@@ -59,6 +59,7 @@ _DATE = re.compile(
 _CONTAINERS = frozenset({"div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure",
                          "header", "footer"})
 _PROSE_CHARS = 150
+_Links = dict[etree._Element, int]
 # A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
 _SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
 _TEASER_CHARS = 800
@@ -95,13 +96,13 @@ def _furniture_name(label: str, discussion: bool) -> bool:
         or (not discussion and _ATTRIBUTION_NAMES.search(label)))
 
 
-def _removable_by_name(element: etree._Element, discussion: bool) -> bool:
+def _removable_by_name(element: etree._Element, discussion: bool, links: _Links) -> bool:
     # Blockquotes are quotations or embedded posts ("social" embeds): content, whatever named.
     label, ident = element.get("class"), element.get("id")
     if not (label or ident) or element.tag == "blockquote":
         return False
     return _furniture_name(f"{label or ''} {ident or ''}".lower(), discussion) and (
-        text_length(element) < 300 or link_density(element) > 0.5
+        text_length(element) < 300 or link_density(element, links) > 0.5
     )
 
 
@@ -123,7 +124,7 @@ def _data_table(table: etree._Element) -> bool:
     return len(rows) >= 3 and max(len(r.findall("td")) for r in rows) >= 3
 
 
-def _link_block(element: etree._Element) -> bool:
+def _link_block(element: etree._Element, links: _Links) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
     if element.tag not in _CONTAINERS or next(element.iter("a"), None) is None:
         return False  # no link at all: no need to measure
@@ -132,7 +133,7 @@ def _link_block(element: etree._Element) -> bool:
     length = text_length(element)
     if not length:
         return False
-    density = link_density(element)
+    density = link_density(element, links)
     if element.tag == "p" and (length * (1 - density) >= _PROSE_CHARS or density < 0.8):
         # A paragraph is prose unless it is nearly all link ("Related: <headline>").
         return False
@@ -195,10 +196,11 @@ def _figure_caption(element: etree._Element) -> bool:
             and next(element.iter("blockquote", "pre", "table", "code"), None) is None)
 
 
-def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool) -> bool:
+def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool,
+                  links: _Links) -> bool:
     tag = element.tag
-    if (tag == "figcaption" or _removable_by_name(element, discussion)
-            or _link_block(element)):
+    if (tag == "figcaption" or _removable_by_name(element, discussion, links)
+            or _link_block(element, links)):
         return True
     if _figure_caption(element):
         return True
@@ -278,12 +280,13 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None,
         _drop_teasers(main)
     wanted_title = _squash(title or "")
     code = inside_code(main)
+    links: _Links = {}  # nested blocks share their links; nothing is dropped until the end
     doomed = []
     for element in main.iter():
         tag = element.tag
         if not isinstance(tag, str) or element is main or element in code:
             continue
-        if _is_furniture(element, wanted_title, discussion):
+        if _is_furniture(element, wanted_title, discussion, links):
             doomed.append(element)
     for element in doomed:
         drop(element)
