@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, text_length, text_of
+from handlers.html_dom import drop, heading_text, inside_code, text_length, text_of
 from handlers.html_extract import class_weight, link_density
 from handlers.html_tags import BLOCK_TAGS
 
@@ -163,7 +163,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         # Leaf-ish blocks only: a container holding the article must not be judged whole.
         if any(c.tag in BLOCK_TAGS for c in element):
             continue
-        text = _squash(text_of(element))
+        text = (heading_text(element).lower() if element.tag in _HEADINGS
+                else _squash(text_of(element)))
         if not text:
             continue
         if element.tag not in ("h1", "h2", "h3", "time") and len(text) >= _PARAGRAPH_CHARS:
@@ -205,7 +206,7 @@ def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool,
     if _figure_caption(element):
         return True
     if tag in ("h1", "h2") and wanted_title:
-        return _squash(text_of(element)) == wanted_title
+        return heading_text(element).lower() == wanted_title
     standalone = tag in BLOCK_TAGS or (tag == "span" and not (element.tail or "").strip())
     return standalone and len(element) == 0 and _is_furniture_text(text_of(element))
 

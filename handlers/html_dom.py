@@ -8,6 +8,8 @@ from functools import lru_cache
 
 from lxml import etree
 
+from handlers.html_tags import BLOCK_TAGS as _BLOCKS
+
 # libxml2's default limits stay on (no huge_tree): nesting deeper than 256 is cut off, which
 # also keeps every recursive walk of ours far from Python's recursion limit.
 # No id table (collect_ids): nothing looks elements up by id, and building it cost ~5% of
@@ -31,6 +33,35 @@ def text_of(element: etree._Element) -> str:
         return element.text or ""
     # Serialised as text inside libxml2: the same string as joining itertext(), 3-4x faster.
     return etree.tostring(element, method="text", encoding="unicode", with_tail=False)
+
+
+# What a heading's permalink anchor shows ("Usage¶", "§Examples").
+PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
+
+
+def is_permalink(element: etree._Element) -> bool:
+    """An in-page anchor showing only a permalink mark."""
+    return (element.tag == "a" and (element.get("href") or "").startswith("#")
+            and text_of(element).strip() in PERMALINK_MARKS)
+
+
+def heading_text(element: etree._Element) -> str:
+    """A heading's text as shown, whitespace collapsed: a ``<br>`` or a block inside it
+    parts words ("Data Analytics<br>Agency"), a permalink anchor is not part of it."""
+    parts: list[str] = []
+    _shown_text(element, parts)
+    return " ".join("".join(parts).split())
+
+
+def _shown_text(element: etree._Element, parts: list[str]) -> None:
+    parts.append(element.text or "")
+    for child in element:
+        if isinstance(child.tag, str) and not is_permalink(child):
+            spaced = child.tag == "br" or child.tag in _BLOCKS
+            parts.append(" " if spaced else "")
+            _shown_text(child, parts)
+            parts.append(" " if spaced else "")
+        parts.append(child.tail or "")
 
 
 def names(element: etree._Element) -> str:

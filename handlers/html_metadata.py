@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 from lxml import etree
 
 from handlers.html_dates import iso_date
-from handlers.html_dom import text_of
+from handlers.html_dom import heading_text, text_of
 from handlers.html_page_type import page_type
 
 _SPACE = re.compile(r"\s+")
@@ -201,7 +201,7 @@ def _strip_site(title: str, site: str | None) -> str:
 
 
 def _headings(root: etree._Element) -> list[str]:
-    found = [squash(text_of(h)) for h in root.iter("h1", "h2")]
+    found = [heading_text(h) for h in root.iter("h1", "h2")]
     return [h for h in found if h][:12]
 
 
@@ -228,7 +228,7 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
     headings = [h for h in _headings(root) if len(h) >= 4 and h.lower() != site_low]
     # The page's one <h1>, when a declared title says the same thing in other words
     # ("Free SEO Checker" for "SEO Checker | Test your website"), is its headline.
-    h1s = [h for h in (squash(text_of(e)) for e in root.iter("h1"))
+    h1s = [h for h in (heading_text(e) for e in root.iter("h1"))
            if len(h) >= 4 and h.lower() != site_low]
     if len(h1s) == 1 and _restates(h1s[0], declared) and (
             h1s[0].lower() not in parts - firsts):  # not the logo's site or book name
