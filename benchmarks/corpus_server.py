@@ -20,10 +20,14 @@ start: it stands in for the rest of the Internet, so its CPU should be near zero
 cores of the benchmark machine an aiohttp.web server cost ~0.25 ms per request, which the
 client then lost; this one costs a fraction of that — see benchmarks/README.md.)
 
+``--hosts K`` serves the same pages as K hosts (K ports on 127.0.0.1), for runs sharded by
+host.
+
 Run it standalone (``python benchmarks/corpus_server.py --port 0 --latency 0.05``: it prints
-``LISTENING http://127.0.0.1:PORT`` once ready) or start it from Python with
-:func:`serve_in_subprocess`, which runs it in its own process so it does not share the
-client's event loop (the process is returned so a benchmark can charge its CPU separately).
+``LISTENING http://127.0.0.1:PORT ...`` once ready, one base URL per host) or start it from
+Python with :func:`serve_in_subprocess`, which runs it in its own process so it does not
+share the client's event loop (the process is returned so a benchmark can charge its CPU
+separately).
 """
 
 from __future__ import annotations
@@ -278,26 +282,29 @@ async def start(config: CorpusConfig, port: int = 0, pages: list[bytes] | None =
                                     backlog=4096)
 
 
-async def serve(config: CorpusConfig, port: int = 0, pages: list[bytes] | None = None) -> None:
-    """Serve until cancelled; print the ready line with the bound port."""
-    server = await start(config, port, pages)
-    bound = server.sockets[0].getsockname()[1]
-    print(f"{READY_PREFIX}http://127.0.0.1:{bound}", flush=True)
-    async with server:
-        await server.serve_forever()
+async def serve(config: CorpusConfig, port: int = 0, pages: list[bytes] | None = None,
+                hosts: int = 1) -> None:
+    """Serve until cancelled, as ``hosts`` hosts (one port each, the first ``port``); print
+    the ready line with their base URLs."""
+    servers = [await start(config, port if number == 0 else 0, pages)
+               for number in range(hosts)]
+    bases = [f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}" for server in servers]
+    print(READY_PREFIX + " ".join(bases), flush=True)
+    await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 @contextlib.contextmanager
 def serve_in_subprocess(
     kind: PageKind = "html", latency: float = 0.0, python: str = sys.executable,
-    env: dict[str, str] | None = None, validators: bool = False,
-) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """Run the server in its own process; yield ``(base_url, process)``, stop it on exit.
+    env: dict[str, str] | None = None, validators: bool = False, hosts: int = 1,
+) -> Iterator[tuple[list[str], subprocess.Popen[str]]]:
+    """Run the server in its own process; yield ``(base URLs, process)`` (one URL per host),
+    stop it on exit.
 
     The dataset folder is read from ``$PIPELINE_BENCH_DATASET`` in ``env`` (default: ours).
     """
     command = [python, str(Path(__file__).resolve()), "--port", "0",
-               "--kind", kind, "--latency", str(latency),
+               "--kind", kind, "--latency", str(latency), "--hosts", str(hosts),
                *(["--validators"] if validators else [])]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -305,7 +312,7 @@ def serve_in_subprocess(
         line = proc.stdout.readline()
         if not line.startswith(READY_PREFIX):
             raise RuntimeError(f"corpus server did not start (exit {proc.poll()}): {line!r}")
-        yield line[len(READY_PREFIX):].strip(), proc
+        yield line[len(READY_PREFIX):].split(), proc
     finally:
         proc.terminate()
         try:
@@ -320,12 +327,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument("--kind", choices=get_args(PageKind), default="html")
+    parser.add_argument("--hosts", type=int, default=1,
+                        help="serve as this many hosts (one port each)")
     parser.add_argument("--validators", action="store_true",
                         help="ETag/Last-Modified on every page, 304 to a matching request")
     args = parser.parse_args(argv)
     config = CorpusConfig(kind=args.kind, latency=args.latency, validators=args.validators)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(config, args.port))
+        asyncio.run(serve(config, args.port, hosts=args.hosts))
 
 
 if __name__ == "__main__":

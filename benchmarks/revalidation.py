@@ -113,8 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
     results: dict[str, list[Run]] = {name: [] for name in RUNS}
-    with serve_in_subprocess(args.kind, validators=True) as (base_url, proc), \
+    with serve_in_subprocess(args.kind, validators=True) as (bases, proc), \
             tempfile.TemporaryDirectory() as work:
+        base_url = bases[0]
         server = psutil.Process(proc.pid)
         urls = Path(work) / "urls.txt"
         urls.write_text("".join(f"{base_url}/p/{i}\n" for i in range(args.urls)))

@@ -14,6 +14,8 @@ from handlers.registry import (
     ContentHandler,
     HandlerContext,
     HandlerRegistry,
+    InlineHandler,
+    handles_inline,
     load_entry_point_handlers,
 )
 
@@ -70,8 +72,10 @@ __all__ = [
     "ContentHandler",
     "HandlerContext",
     "HandlerRegistry",
+    "InlineHandler",
     "build_registry",
     "default_registry",
+    "handles_inline",
     "load_handler",
     "registry_for",
 ]

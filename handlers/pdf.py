@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from handlers.decode import clean_text
@@ -41,7 +41,6 @@ _PDFIUM_LOCK = threading.Lock()
 _NONCHARACTERS = re.compile("[\ufffe\uffff]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
-_DIGITS = re.compile(r"\d+")
 EDGE_LINES = 2  # how deep into a page's top and bottom running headers/footers are sought
 MIN_PAGES_FOR_RUNNING = 3
 RUNNING_SHARE = 0.6
@@ -59,33 +58,63 @@ def _clean_page(text: str) -> str:
     return _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
 
 
-def _edge_key(line: str) -> str:
-    return _DIGITS.sub("#", line.strip().lower())
+# A page number as running footers and headers print it: the whole line, or at its start or
+# end, apart from the rest by a separator ("ACME | 3", "3 · Report"); with a page word, a
+# total and decorations ("Page 3 of 9", "- 3 -", "Seite 3 von 9", "p. 3", "[3]").
+_PAGE_WORD = r"(?:page|p\.|pg\.?|seite|s\.|p[aá]gina|side|sida|strona|strana|стр\.?|страница)"
+_SEPARATOR = r"(?:\s+[-–—|·•/]\s+|\s*[|·•]\s*|\s{2,}|\t)"
+_BEFORE_NUMBER = re.compile(rf"(?:.*{_SEPARATOR})?[\[(\-–—\s]*(?:{_PAGE_WORD}\s*)?", re.I)
+_AFTER_NUMBER = re.compile(
+    rf"(?:\s*(?:of|von|de|sur|di|z|из|/)\s*\d+)?[\])\-–—\s]*(?:{_SEPARATOR}.*)?", re.I)
+_NUMBER = re.compile(r"\d+")
 
 
-def _edges(lines: list[str]) -> Iterator[tuple[int, str]]:
-    # Short pages: only the very first and last lines, so body lines are never at stake.
-    depth = EDGE_LINES if len(lines) > 2 * EDGE_LINES + 1 else 1
-    for index, line in enumerate(lines):
-        at_edge = index < depth or index >= len(lines) - depth
-        if at_edge and len(line) <= MAX_RUNNING_CHARS:
-            yield index, line
+def _edges(lines: list[str]) -> Iterator[tuple[str, int, str]]:
+    """(slot, index, line) for the non-blank lines at a page's edges: slot ``top0`` is the
+    first, ``bottom1`` the last but one. Short pages: only the first and the last, so body
+    lines are never at stake."""
+    filled = [index for index, line in enumerate(lines) if line.strip()]
+    depth = EDGE_LINES if len(filled) > 2 * EDGE_LINES + 1 else 1
+    for place, indices in (("top", filled[:depth]), ("bottom", filled[::-1][:depth])):
+        for rank, index in enumerate(indices):
+            if len(lines[index]) <= MAX_RUNNING_CHARS:
+                yield f"{place}{rank}", index, lines[index]
 
 
-def drop_running_lines(pages: list[str]) -> list[str]:
-    """Remove running headers and footers: lines at a page's top or bottom edge that recur,
-    digits aside ("Page 3 of 9", a bare page number), on most pages."""
+def _furniture_keys(slot: str, line: str, page: int) -> Iterator[tuple[str, ...]]:
+    """What a running line has in common with its peers on other pages: the same text at the
+    same edge slot, or a page number (its offset from the page's own) in the same words."""
+    text = line.strip().lower()
+    yield slot, text
+    for number in _NUMBER.finditer(text):
+        before, after = text[:number.start()], text[number.end():]
+        if _BEFORE_NUMBER.fullmatch(before) and _AFTER_NUMBER.fullmatch(after):
+            yield slot, f"{before}#{after}", str(int(number[0]) - page)
+
+
+def drop_running_lines(pages: list[str], numbers: list[int] | None = None) -> list[str]:
+    """Remove running headers and footers: lines at the same edge position of most pages that
+    repeat there word for word, or differ only by the page's number ("Page 3 of 9", a bare
+    page number). ``numbers`` are the pages' numbers (default 1, 2, ...). Body text that
+    differs from page to page ("Section 3: Widget sales", "Total: 120 units") is never
+    furniture."""
     if len(pages) < MIN_PAGES_FOR_RUNNING:
         return pages
+    numbers = numbers or list(range(1, len(pages) + 1))
     split = [text.splitlines() for text in pages]
-    counts = Counter(key for lines in split
-                     for key in {_edge_key(line) for _, line in _edges(lines) if line.strip()})
+    candidates: list[dict[int, set[tuple[str, ...]]]] = []
+    for lines, number in zip(split, numbers, strict=True):
+        page: dict[int, set[tuple[str, ...]]] = {}
+        for slot, index, line in _edges(lines):  # a one-line page: top0 and bottom0 at once
+            page.setdefault(index, set()).update(_furniture_keys(slot, line, number))
+        candidates.append(page)
+    counts = Counter(key for page in candidates for key in set().union(*page.values()))
     running = {key for key, n in counts.items() if n >= RUNNING_SHARE * len(pages)}
     if not running:
         return pages
     kept = []
-    for lines in split:
-        edge = {index for index, line in _edges(lines) if _edge_key(line) in running}
+    for lines, page in zip(split, candidates, strict=True):
+        edge = {index for index, keys in page.items() if keys & running}
         kept.append("\n".join(line for i, line in enumerate(lines) if i not in edge).strip())
     return kept
 
@@ -104,7 +133,7 @@ def pdf_date(value: str | None) -> str | None:
     try:
         tz = None
         if zone and zone.upper() == "Z":
-            tz = timezone.utc
+            tz = UTC
         elif zone:
             digits = zone.replace("'", "")
             offset = timedelta(hours=int(digits[1:3]), minutes=int(digits[3:5]))
@@ -167,7 +196,7 @@ class PdfHandler:
             finally:
                 doc.close()
         first_line = _first_line_title(parts[0][1]) if parts and parts[0][0] == 1 else None
-        texts = drop_running_lines([text for _, text in parts])
+        texts = drop_running_lines([text for _, text in parts], [number for number, _ in parts])
         parts = [(number, text) for (number, _), text in zip(parts, texts, strict=True) if text]
         if not parts:
             if stopped == "time_limit":

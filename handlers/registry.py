@@ -63,6 +63,9 @@ class ContentHandler(Protocol):
       ``PipelineError`` (``decode``, ``extract``, ``empty``, ``challenge``). Any other
       exception is reported as ``extract``. Must be picklable (a module-level instance):
       in batch mode it runs in a worker process.
+
+    A handler whose work on some bodies costs less than sending them to a worker also
+    implements :class:`InlineHandler`.
     """
 
     name: str
@@ -71,6 +74,37 @@ class ContentHandler(Protocol):
     def sniff(self, head: bytes) -> bool: ...
 
     def handle(self, body: bytes, ctx: HandlerContext) -> Document: ...
+
+
+@runtime_checkable
+class InlineHandler(ContentHandler, Protocol):
+    """A content handler that may run on the caller's event loop for some bodies.
+
+    * ``inline(body, ctx)``: True when handling this body costs less than a round trip to a
+      worker process (pickling, pipes, waking another process: ~0.1 ms), so the batch
+      handles it in place. Keep it that cheap: inline work blocks the event loop and cannot
+      be stopped by ``--handler-timeout``. Anything that may parse or detect a charset
+      answers False. An exception counts as False.
+    """
+
+    def inline(self, body: bytes, ctx: HandlerContext) -> bool: ...
+
+
+_INLINE_TYPES: dict[type, bool] = {}  # isinstance() of a runtime protocol costs ~15 µs
+
+
+def handles_inline(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> bool:
+    """Whether ``handler`` says ``body`` is handled in place (see :class:`InlineHandler`)."""
+    kind = type(handler)
+    declared = _INLINE_TYPES.get(kind)
+    if declared is None:
+        declared = _INLINE_TYPES[kind] = isinstance(handler, InlineHandler)
+    if not declared:
+        return False
+    try:
+        return bool(handler.inline(body, ctx))  # type: ignore[attr-defined]
+    except Exception:  # a faulty estimate only costs the fast path
+        return False
 
 
 def _matches(pattern: str, media_type: str) -> bool:

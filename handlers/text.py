@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from handlers.decode import decode_body
+from handlers.registry import InlineHandler
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 
@@ -17,14 +18,10 @@ _ATX_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _BINARY_WINDOW = 64 * 1024
 _BINARY_SHARE = 0.01  # more control bytes than this share (or a few strays) ⇒ not text
 _STRAY_BYTES = 8
-# Up to this size a UTF-8 body is handled in ~130 µs or less (3.4-4.4 µs per KB over the
-# article corpus, decoding and truncation), about what a round trip to a worker costs the
-# event loop alone: batch mode handles it inline. (8 KB before: article:20000:0 took
-# 7.5-8.2 s against 6.8-6.9 s at 32 KB, the extra round trips being the difference.)
-INLINE_MAX_BYTES = 32 * 1024
-# Up to this size a UTF-8 body is linear work (≤ ~4 ms): light enough to handle inline while
-# the batch has no worker process running (see ``light`` in pipeline.workers).
-LIGHT_MAX_BYTES = 1024 * 1024
+# Up to this size a UTF-8 body is handled in ~0.35 ms or less (1.3 µs per KB over the
+# benchmark's text pages, decoding and truncation), less than sending it to a worker and
+# its text back costs the event loop: batch mode handles it inline (benchmarks/README.md).
+INLINE_MAX_BYTES = 256 * 1024
 
 
 def _decodes_as_text(head: bytes) -> bool:
@@ -47,7 +44,7 @@ def _is_utf8(body: bytes) -> bool:
     return True
 
 
-class TextHandler:
+class TextHandler(InlineHandler):
     """text/plain, text/markdown, text/csv and other text/* types."""
 
     name = "text"
@@ -56,15 +53,10 @@ class TextHandler:
     def sniff(self, head: bytes) -> bool:
         return _decodes_as_text(head) and not _MARKUP.search(head)
 
-    def cheap(self, body: bytes, ctx) -> bool:
+    def inline(self, body: bytes, ctx) -> bool:
         """True when handling ``body`` costs less than sending it to a worker: small and
         UTF-8 (so no charset detection, which takes milliseconds)."""
         return len(body) <= INLINE_MAX_BYTES and _is_utf8(body)
-
-    def light(self, body: bytes, ctx) -> bool:
-        """True when handling ``body`` is linear work of a few milliseconds at most: UTF-8
-        and at most :data:`LIGHT_MAX_BYTES`."""
-        return len(body) <= LIGHT_MAX_BYTES and _is_utf8(body)
 
     def handle(self, body, ctx) -> Document:
         window = body[:_BINARY_WINDOW]

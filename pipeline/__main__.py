@@ -3,6 +3,6 @@ import sys
 from pipeline.cli import main
 
 # Guarded, as a main module should be: a process started by multiprocessing may import it
-# again under another name (for ``python -m pipeline`` it does not; see worker_context).
+# again under another name.
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,8 +1,8 @@
-"""The batch command's run, once its arguments are valid: the input, the extra event loops,
-the sink, the progress bar and the engine, opened in that order and closed in reverse.
+"""A batch run in this process: input items through the engine into a JSONL sink.
 
-Imported by the command line only after it has started the worker pool's forkserver (see
-:func:`pipeline.workers.warm_up`), so that the forkserver's imports run beside these.
+:func:`extract_items` is the engine with its handler pool, providers and stop signals; it
+serves the plain command (:func:`run_batch`: one input, one output file or stdout) and each
+shard of a sharded run (:mod:`pipeline.shard_run`).
 """
 
 from __future__ import annotations
@@ -12,72 +12,43 @@ import asyncio
 import contextlib
 import os
 import signal
-import stat
 import sys
-from collections.abc import Callable
-from typing import BinaryIO
+from collections.abc import Callable, Iterable
 
-from pipeline.cli import PROG, UsageError
-from pipeline.engine import BatchEngine, Summary, calm_collector, feed, read_lines
-from pipeline.errors import PipelineError
+from handlers import HandlerRegistry
+from pipeline.engine import BatchEngine, Summary, calm_collector
+from pipeline.errors import PROG, PipelineError, UsageError
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.loops import extra_loops, loop_settings
+from pipeline.inputs import InputItem, count_items, feed, open_input, read_items
 from pipeline.models import Record
+from pipeline.pool import ProcessRunner
+from pipeline.progress import ProgressBar
 from pipeline.providers.batch import batch_extract
 from pipeline.settings import Settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
-from pipeline.workers import ProcessRunner
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+OnRecord = Callable[[Record, Summary], None]
 
 
-def _count_urls(path: str) -> int | None:
-    """URL lines in a regular file (cheap: one streamed pass); None for pipes and stdin."""
-    if path == "-" or not stat.S_ISREG(os.stat(path).st_mode):
-        return None
-    with open(path, "rb") as handle:
-        return sum(1 for _ in read_lines(handle))
-
-
-class _Progress:
-    """A tqdm bar on stderr — only on a terminal, never with --quiet."""
-
-    def __init__(self, total: int | None, enabled: bool) -> None:
-        self._bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, unit="url", file=sys.stderr, dynamic_ncols=True,
-                             smoothing=0.1)
-
-    def update(self, record: Record, summary: Summary) -> None:
-        if self._bar is not None:
-            self._bar.update()
-            self._bar.set_postfix_str(
-                f"ok={summary.ok} errors={sum(summary.errors.values())}", refresh=False
-            )
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _open_input(path: str) -> BinaryIO:
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def _scan_output(path: str) -> tuple[DoneSet, int]:
+def scan_output(path: str) -> tuple[DoneSet, int]:
+    """What an earlier run wrote to ``path`` (see :func:`pipeline.sinks.scan_done`)."""
     try:
         return scan_done(path)
     except OSError as exc:
         raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
 
 
-def _open_sink(path: str | None, *, append: bool) -> JsonlSink:
+def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
+    """What a resumed run found in its output, for stderr."""
+    return (f"resuming: {len(done)} records already in {path}"
+            + (f" (dropped a torn last line of {dropped} bytes)" if dropped else "")
+            + (f"; {done.invalid} lines are not whole records: their URLs are done again "
+               "(the lines stay)" if done.invalid else ""))
+
+
+def open_sink(path: str | None, *, append: bool) -> JsonlSink:
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
     try:
@@ -86,10 +57,10 @@ def _open_sink(path: str | None, *, append: bool) -> JsonlSink:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
 
 
-def _install_stop(stop: asyncio.Event) -> Callable[[], None]:
-    """SIGINT/SIGTERM set ``stop``; a second one ends at once. Returns the undo."""
+def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], None]:
+    """The signals set ``stop``; a second one ends at once. Returns the undo."""
     loop = asyncio.get_running_loop()
-    signals = (signal.SIGINT, signal.SIGTERM)
+    signals = tuple(signals)
 
     def on_signal() -> None:
         if stop.is_set():
@@ -106,53 +77,56 @@ def _install_stop(stop: asyncio.Event) -> Callable[[], None]:
     return undo
 
 
-async def run_batch(args: argparse.Namespace, settings: Settings, *,
-                    fetcher: Fetcher | None = None) -> Summary:
-    """The batch command once its arguments are valid."""
-    registry = load_registry(settings)  # a bad --handler is a config error, before any work
-    if fetcher is not None:  # an injected fetcher lives in this process only
-        settings = settings.model_copy(update={"loops": 1})
-    local = loop_settings(settings)
+async def extract_items(items: Iterable[InputItem], write: Callable[[Record], None],
+                        settings: Settings, *, registry: HandlerRegistry,
+                        fetcher: Fetcher | None = None, done: DoneSet | None = None,
+                        on_record: OnRecord | None = None,
+                        signals: Iterable[int] = STOP_SIGNALS) -> Summary:
+    """One record per item to ``write`` (items in ``done`` are skipped), until the items
+    end or one of ``signals`` stops the run. Raises ``PipelineError('config')`` when the
+    handler workers cannot start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
     def stop_on_start_failure(error: PipelineError) -> None:
-        start_failures.append(error)  # workers or a loop that cannot start: config, exit 2
+        start_failures.append(error)  # workers that cannot start: config, exit 2
         stop.set()
 
-    runner = ProcessRunner(local.workers, local.handler_timeout, tuple(local.handlers),
+    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
                            on_start_failure=stop_on_start_failure)
-    async with contextlib.AsyncExitStack() as cleanup:
-        source = _open_input(args.urls)
-        if source is not sys.stdin.buffer:
-            cleanup.callback(source.close)
-        done, dropped = _scan_output(args.output) if args.resume else (None, 0)
-        # Before the sink's thread and any connection exist, so a forked child starts clean.
-        spread = await cleanup.enter_async_context(extra_loops(settings, stop_on_start_failure))
-        sink = _open_sink(args.output, append=args.resume)
-        cleanup.callback(sink.close)
-        show = not settings.quiet and sys.stderr.isatty()
-        total = _count_urls(args.urls) if show else None
-        if total is not None and done is not None:
-            total = max(0, total - len(done))  # what this run has left to do
-        progress = _Progress(total, enabled=show)
-        cleanup.callback(progress.close)
-        if not settings.quiet and done is not None:
-            print(f"{PROG}: resuming: {len(done)} records already in {args.output}"
-                  + (f" (dropped a torn last line of {dropped} bytes)" if dropped else "")
-                  + (f"; {done.invalid} lines are not whole records: their URLs are done "
-                     "again (the lines stay)" if done.invalid else ""),
-                  file=sys.stderr)
-        native = NativeExtractor(local, fetcher=fetcher, runner=runner, registry=registry)
-        local_extract = await cleanup.enter_async_context(batch_extract(local, native))
-        engine = BatchEngine(settings, spread(local_extract), sink.write, done=done,
-                             on_record=progress.update)
-        undo = _install_stop(stop)
+    native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
+    async with batch_extract(settings, native) as extract:
+        engine = BatchEngine(settings, extract, write, done=done, on_record=on_record)
+        undo = _install_stop(stop, signals)
         try:
             with calm_collector():
-                summary = await engine.run(feed(read_lines(source)), stop)
+                async with contextlib.aclosing(feed(items)) as batches:
+                    summary = await engine.run(batches, stop)
         finally:
             undo()
-        if start_failures:
-            raise start_failures[0]
-        return summary
+    if start_failures:
+        raise start_failures[0]
+    return summary
+
+
+async def run_batch(args: argparse.Namespace, settings: Settings, *,
+                    fetcher: Fetcher | None = None) -> Summary:
+    """The plain batch command: ``args.urls`` to ``args.output`` (stdout when None)."""
+    registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    with contextlib.ExitStack() as cleanup:
+        source = open_input(args.urls)
+        if source is not sys.stdin.buffer:
+            cleanup.callback(source.close)
+        done, dropped = scan_output(args.output) if args.resume else (None, 0)
+        sink = open_sink(args.output, append=args.resume)
+        cleanup.callback(sink.close)
+        show = not settings.quiet and sys.stderr.isatty()
+        total = count_items(args.urls) if show else None
+        if total is not None and done is not None:
+            total = max(0, total - len(done))  # what this run has left to do
+        progress = ProgressBar(total, enabled=show)
+        cleanup.callback(progress.close)
+        if not settings.quiet and done is not None:
+            print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
+        return await extract_items(read_items(source), sink.write, settings, registry=registry,
+                                   fetcher=fetcher, done=done, on_record=progress.update)

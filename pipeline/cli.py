@@ -1,11 +1,12 @@
 """The command line: ``python -m pipeline URLS [-o OUT.jsonl] [flags]``.
 
-Sub-commands ``search``, ``backends`` and ``mcp`` are dispatched to their modules (imported
-only when used). The batch run itself is :mod:`pipeline.batch`, imported once the settings are
-known and the worker pool's forkserver is starting (its imports and ours then overlap).
-Exit status: 0 when the run completes (per-URL errors are data), 2 for usage or
-configuration errors, 74 when the output cannot be written (a full disk: resumable), 130 when
-interrupted.
+Sub-commands ``search``, ``backends``, ``mcp`` and ``merge`` are dispatched to their modules
+(imported only when used). The run itself is :mod:`pipeline.batch` (one process),
+:mod:`pipeline.shard_run` (``--shard K/N``), :mod:`pipeline.processes` (``--processes N``)
+or :mod:`pipeline.ray_engine` (``--engine ray``), imported once the settings are known.
+Exit status: 0 when the run completes (per-URL errors are data), 1 when a shard of a sharded
+run failed, 2 for usage or configuration errors, 74 when the output cannot be written (a full
+disk: resumable), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -14,28 +15,26 @@ import argparse
 import asyncio
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pipeline.errors import OutputError, PipelineError
+from pipeline.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from pipeline.engine import Summary
     from pipeline.fetch.base import Fetcher
 
-PROG = "extract-pipeline"
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_OUTPUT = 74  # sysexits' EX_IOERR: the output could not be written
 SUBCOMMANDS: dict[str, str] = {
     "search": "pipeline.cli_search:search_main",
     "backends": "pipeline.cli_search:backends_main",
     "mcp": "pipeline.mcp_server:main",
+    "merge": "pipeline.merge:merge_main",
 }
-
-
-class UsageError(Exception):
-    """A bad command line: one line on stderr, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,12 +42,42 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
+def invoked_as() -> str:
+    """The program's name as the user ran it, for usage lines: ``python -m pipeline`` or the
+    console script's name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "__main__.py":
+        return "python -m pipeline"
+    return name if name.startswith(PROG) else PROG
+
+
+def command_parser(command: str, **keywords: Any) -> argparse.ArgumentParser:
+    """A sub-command's parser with the batch command's conventions (see
+    :func:`parse_command`); its usage names the program as invoked."""
+    return _Parser(prog=f"{invoked_as()} {command}", **keywords)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str]
+                  ) -> argparse.Namespace | int:
+    """``argv`` parsed, or the exit status to return now: 0 after ``--help``, 2 after a
+    mistake, which is one line on stderr."""
+    try:
+        return parser.parse_args(list(argv))
+    except UsageError as exc:
+        command = parser.prog.rsplit(" ", 1)[-1]
+        print(f"{PROG} {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
 # Help for settings whose description does not fit a flag (or that have none).
 _HELP = {
     "format": "content format of records",
-    "workers": "handler process-pool size; default: the machine's cores ({default})",
-    "loops": "event loops fetching at once, each in its own process; more than 1 helps when "
-    "small pages keep one core busy (see README); default: {default}",
+    "workers": "handler worker processes in all (a sharded run shares them out among its "
+    "shard processes); default: the machine's cores ({default})",
+    "processes": "run the input as N shards in N processes at once (needs -o OUT_DIR; "
+    "see README 'Scaling out'); default: {default}",
     "user_agent": "User-Agent header sent with every request",
     "instruction": "what the compressor should keep (with --compress)",
     "extract_backend": "extract provider(s) in order of preference",
@@ -91,7 +120,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--format", "format", {"choices": ("markdown", "text")}),
     ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
-    ("--loops", "loops", {"type": int, "metavar": "N"}),
+    ("--processes", "processes", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
     ("--user-agent", "user_agent", {"metavar": "TEXT"}),
     ("--instruction", "instruction", {"metavar": "TEXT"}),
@@ -103,6 +132,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
+# Settings only the batch command reads: other commands (mcp) offer no flag for them.
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -124,34 +155,68 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+def _examples(prog: str) -> str:
+    examples = (
+        ("urls.txt -o out.jsonl", "one JSON record per URL"),
+        ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
+        ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
+        ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+    )
+    width = max(len(args) for args, _ in examples) + len(prog) + 3
+    return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    prog = invoked_as()
     parser = _Parser(
-        prog=PROG,
-        description="Turn a list of URLs (one per line) into JSON lines of clean text. "
-        f"Other commands: {', '.join(SUBCOMMANDS)} (e.g. '{PROG} search --help').",
-        epilog="Flags override PIPELINE_* environment variables, which override the config "
-        "file. Exit status: 0 done, 2 usage/config error, 74 output not writable (resumable), "
-        "130 interrupted.",
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the examples' lines
+        description=textwrap.fill(
+            "Turn a list of URLs (one per line) into JSON lines of clean text. Other commands: "
+            f"{', '.join(SUBCOMMANDS)} (e.g. '{prog} search --help').", width=78),
+        epilog=textwrap.fill(
+            "Flags override PIPELINE_* environment variables, which override the config "
+            "file. Exit status: 0 done, 1 a shard failed, 2 usage/config error, 74 output not "
+            "writable (resumable), 130 interrupted.", width=78)
+        + f"\n\nexamples:\n{_examples(prog)}",
     )
     parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
-    parser.add_argument("-o", "--output", metavar="OUT.jsonl",
-                        help="write records here (default: stdout)")
+    parser.add_argument("-o", "--output", metavar="OUT",
+                        help="write records to this file (default: stdout), or for a sharded "
+                        "run to this directory")
     parser.add_argument("--resume", action="store_true",
                         help="skip URLs already recorded in OUT (needs -o), append the rest")
+    parser.add_argument("--shard", metavar="K/N",
+                        help="run only shard K (0..N-1) of N: the URLs whose host hashes to K "
+                        "(needs -o OUT_DIR)")
+    parser.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
+                        "'ray' extra); default: local")
+    parser.add_argument("--address", metavar="ADDRESS",
+                        help="with --engine ray: the cluster (auto, ray://HOST:10001); "
+                        "default: start a local Ray")
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="with --engine ray: how many shards; default: 4 per CPU of the "
+                        "cluster (or the resumed run's)")
     add_settings_arguments(parser)
     return parser
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config`` and a flag for every setting (shared with ``mcp``); read them back with
+def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``, which passes
+    ``batch=False`` to leave out the :data:`BATCH_ONLY` ones); read them back with
     :func:`settings_from_args`."""
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     for flag, name, keywords in _VALUED:
-        parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
     for flag, name, metavar in _REPEATED:
-        parser.add_argument(flag, dest=name, action="append", default=None, metavar=metavar,
-                            help=f"repeatable; {_default(name)}")
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, action="append", default=None,
+                                metavar=metavar, help=f"repeatable; {_default(name)}")
     for flag, name, value in _SWITCHES:
+        if not batch and name in BATCH_ONLY:
+            continue
         help_text = _HELP[name] if name in ("head", "cache") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)
@@ -176,6 +241,52 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(overrides, config_file=args.config)
 
 
+def _check_run_options(args: argparse.Namespace, settings: Settings) -> str:
+    """Which run the options ask for (``plain``, ``shard``, ``processes``, ``ray``), or a
+    ``UsageError``."""
+    mode = "plain"
+    if args.engine == "ray":
+        mode = "ray"
+        if settings.processes > 1 or args.shard:
+            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
+    elif args.shards is not None or args.address is not None:
+        raise UsageError("--shards and --address go with --engine ray")
+    elif args.shard and settings.processes > 1:
+        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
+    elif args.shard:
+        mode = "shard"
+    elif settings.processes > 1:
+        mode = "processes"
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    if mode != "plain" and not args.output:
+        raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
+                         "writes a directory: give -o OUT_DIR")
+    return mode
+
+
+def _run(mode: str, args: argparse.Namespace, settings: Settings,
+         fetcher: Fetcher | None) -> Summary:
+    if mode != "plain" and mode != "shard" and fetcher is not None:
+        raise UsageError("an injected fetcher works in this process only (no --processes, "
+                         "no --engine ray)")
+    if mode == "ray":
+        from pipeline.ray_engine import run_ray
+
+        return run_ray(args, settings)
+    if mode == "processes":
+        from pipeline.processes import run_processes
+
+        return run_processes(args, settings)
+    if mode == "shard":
+        from pipeline.shard_run import run_one_shard
+
+        return run_one_shard(args, settings, fetcher=fetcher)
+    from pipeline.batch import run_batch
+
+    return asyncio.run(run_batch(args, settings, fetcher=fetcher))
+
+
 def _drop_stdout() -> None:
     """Point stdout at /dev/null, so the interpreter's final flush cannot fail again."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -190,16 +301,12 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
     try:
         args = build_parser().parse_args(argv)
         if args.resume and not args.output:
-            raise UsageError("--resume needs -o OUT.jsonl (the output to resume)")
+            raise UsageError("--resume needs -o OUT (the output to resume)")
         if args.urls != "-" and not os.path.exists(args.urls):
             raise UsageError(f"no such file: {args.urls}")
         settings = settings_from_args(args)
-        from pipeline.workers import warm_up
-
-        warm_up(tuple(settings.handlers))  # before our own heavy imports, to overlap them
-        from pipeline.batch import run_batch
-
-        summary = asyncio.run(run_batch(args, settings, fetcher=fetcher))
+        mode = _check_run_options(args, settings)
+        summary = _run(mode, args, settings, fetcher)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -221,13 +328,24 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         if not args.output:
             _drop_stdout()
         return EXIT_OUTPUT
+    return _report(mode, args, settings, summary)
+
+
+def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Summary) -> int:
+    """The closing lines on stderr, and the exit status."""
     if not settings.quiet:
         print(f"{PROG}: {summary.describe()}", file=sys.stderr)
-    if summary.interrupted:
+    for failure in summary.failed:
+        print(f"{PROG}: {failure}", file=sys.stderr)
+    if summary.interrupted or summary.failed:
         hint = ("run the same command with --resume to finish" if args.output
                 else "use -o OUT.jsonl to be able to --resume")
-        print(f"{PROG}: interrupted; finished records were written; {hint}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        what = "interrupted" if summary.interrupted else "not every shard finished"
+        print(f"{PROG}: {what}; finished records were written; {hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED if summary.interrupted else EXIT_FAILED
+    if mode != "plain" and not settings.quiet:
+        print(f"{PROG}: records are in {args.output}/part-*.jsonl; one file in input order: "
+              f"{PROG} merge {args.output} -o OUT.jsonl", file=sys.stderr)
     return EXIT_OK
 
 

@@ -1,7 +1,8 @@
 """``python -m pipeline search`` and ``python -m pipeline backends``.
 
 ``search`` prints a readable list on a terminal and one JSON object per result otherwise
-(or with ``--json``); a failure goes to stderr with exit status 1, a usage error exits 2.
+(or with ``--json``); a failed search is one line on stderr and exit status 1, a usage or
+configuration error (a bad argument included) one line and exit status 2.
 ``backends`` shows every provider, what it can do, whether it is configured, and which
 provider each capability resolves to and why.
 """
@@ -17,6 +18,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
+from pipeline.cli import EXIT_USAGE, PROG, command_parser, parse_command
 from pipeline.errors import PipelineError
 from pipeline.models import SearchResponse
 from pipeline.providers.base import TimeRange
@@ -24,18 +26,10 @@ from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
 from pipeline.settings import Settings, load_settings
 
 
-class _UsageError(Exception):
-    """A command-line mistake, reported with exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit status 2 without killing the caller
-        self.print_usage(sys.stderr)
-        raise _UsageError(f"{self.prog}: error: {message}")
-
-
-def _search_parser() -> _Parser:
-    parser = _Parser(prog="python -m pipeline search", description="Search the web.")
+def _search_parser() -> argparse.ArgumentParser:
+    parser = command_parser("search", description="Search the web.",
+                            epilog="Exit status: 0 done, 1 the search failed, 2 usage or "
+                            "configuration error.")
     parser.add_argument("query", nargs="+", help="what to search for")
     parser.add_argument("--backend", help="provider name, or a comma-separated failover chain")
     parser.add_argument("--max-results", type=int, metavar="N", help="1..100 (clamped)")
@@ -49,21 +43,22 @@ def _search_parser() -> _Parser:
     return parser
 
 
-def _start(parser: _Parser, argv: Sequence[str]) -> tuple[argparse.Namespace, Settings] | int:
+def _start(parser: argparse.ArgumentParser, argv: Sequence[str]
+           ) -> tuple[argparse.Namespace, Settings] | int:
     """The parsed arguments and the settings they name, or the exit status to return now
-    (2 for a usage error, 0 after ``--help``, 1 for bad settings)."""
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
+    (0 after ``--help``, 2 for a usage or configuration error, told in one line)."""
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
     try:
         return args, load_settings(config_file=args.config)
     except PipelineError as exc:
-        print(f"error: {exc.kind}: {exc.message}", file=sys.stderr)
-        return 1
+        _error(parser, exc.message)
+        return EXIT_USAGE
+
+
+def _error(parser: argparse.ArgumentParser, message: str) -> None:
+    print(f"{PROG} {parser.prog.rsplit(' ', 1)[-1]}: error: {message}", file=sys.stderr)
 
 
 def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
@@ -71,7 +66,8 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     from pipeline.web import web_search
 
     out = stdout or sys.stdout
-    started = _start(_search_parser(), argv)
+    parser = _search_parser()
+    started = _start(parser, argv)
     if isinstance(started, int):
         return started
     args, settings = started
@@ -85,7 +81,10 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if not response.ok:
         error = response.error
-        print(f"error: {error.kind}: {error.message}", file=sys.stderr)
+        if error.kind in ("invalid_request", "config"):  # the command line's mistake
+            _error(parser, error.message)
+            return EXIT_USAGE
+        _error(parser, f"{error.kind}: {error.message}")
         return 1
     if args.json or not out.isatty():
         for row in response.results:
@@ -112,9 +111,11 @@ def _print_table(response: SearchResponse, out: TextIO) -> None:
     out.write(f"{len(response.results)} results from {response.provider}\n")
 
 
-def _backends_parser() -> _Parser:
-    parser = _Parser(prog="python -m pipeline backends",
-                     description="List providers and the selection for each capability.")
+def _backends_parser() -> argparse.ArgumentParser:
+    parser = command_parser("backends",
+                            description="List providers and the selection for each capability.",
+                            epilog="Exit status: 0 every capability resolves, 1 one does not, "
+                            "2 usage or configuration error.")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     parser.add_argument("--config", metavar="FILE", help="TOML settings file")
     return parser

@@ -216,7 +216,7 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
         info = _not_a_summary(summary)
     elapsed_ms = record.elapsed_ms + round((time.monotonic() - started) * 1000)
     if info is None:
-        cut = truncate(summary, max_chars)
+        cut = truncate(summary, max_chars, markdown=record.format == "markdown")
         metadata = {**record.metadata, "original_chars": len(record.content)}
         return record.model_copy(update={"content": cut.text, "chars": len(cut.text),
                                          "compressed": True, "metadata": metadata,

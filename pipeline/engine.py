@@ -1,7 +1,8 @@
 """The bounded concurrent batch runner: lines in, one record per URL line out.
 
-Input is read by a daemon thread in small batches through a bounded queue, so memory does
-not grow with the input and a slow stdin never blocks the event loop. At most
+Input items come in small batches (:func:`pipeline.inputs.feed`: a reader thread and a
+bounded queue), so memory does not grow with the input and a slow stdin never blocks the
+event loop. At most
 ``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` × ``settings.per_host``
 of one host (the fetcher's gate admits ``per_host`` at a time; the rest are being extracted
 or queue right behind): a line whose host is busy is held back (:mod:`pipeline.frontier`, at most
@@ -14,25 +15,21 @@ order through a bounded reorder buffer (``settings.ordered``).
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import gc
-import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO, TypeVar
+from typing import TypeVar
 
 from pipeline.errors import sanitize_message
 from pipeline.frontier import HostFrontier, host_key
+from pipeline.inputs import InputItem
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import Settings
 from pipeline.sinks import DoneSet
 
-MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
-SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
-READ_BATCH = 256  # lines per hand-over from the reader thread
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
 HOST_FACTOR = 2  # lines of one host in flight, per connection the host may have
@@ -43,78 +40,6 @@ RUN_GC_THRESHOLD = 10_000  # young-generation threshold during a run (default 70
 T = TypeVar("T")
 Extract = Callable[[str], Awaitable[Record]]
 Write = Callable[[Record], None]
-
-
-@dataclass(frozen=True)
-class InputLine:
-    """A URL line: its position among URL lines, its text, and why it cannot be a URL
-    (``problem``) when that is clear from the line alone."""
-
-    index: int
-    url: str
-    problem: str | None = None
-
-
-def read_lines(stream: BinaryIO) -> Iterator[InputLine]:
-    """URL lines of a byte stream: BOM, CRLF, NULs, bad UTF-8 and huge lines tolerated;
-    blank lines and ``#`` comments skipped; whitespace stripped."""
-    index = 0
-    first = True
-    while raw := stream.readline(MAX_LINE_BYTES):
-        overlong = len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n")
-        while overlong and (rest := stream.readline(MAX_LINE_BYTES)):
-            if rest.endswith(b"\n"):
-                break
-        if first:
-            raw = raw.removeprefix(codecs.BOM_UTF8)
-            first = False
-        text = raw.decode("utf-8", errors="replace").strip()
-        if not text or text.startswith("#"):
-            continue
-        problem = None
-        if overlong:
-            text = text[:SHOWN_URL_CHARS] + "…"
-            problem = f"line longer than {MAX_LINE_BYTES} bytes"
-        elif "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-            problem = "line is not valid UTF-8"
-        yield InputLine(index, text, problem)
-        index += 1
-
-
-async def feed(lines: Iterator[InputLine]) -> AsyncIterator[list[InputLine]]:
-    """Iterate ``lines`` in a daemon thread (a blocked read never holds up the loop nor the
-    interpreter's exit), yielding batches, a few batches ahead at most."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[list[InputLine] | BaseException | None] = asyncio.Queue(maxsize=4)
-
-    def hand_over(item: list[InputLine] | BaseException | None) -> bool:
-        try:
-            asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
-        except (RuntimeError, asyncio.CancelledError):  # the loop is gone: stop reading
-            return False
-        return True
-
-    def reader() -> None:
-        batch: list[InputLine] = []
-        try:
-            for line in lines:
-                batch.append(line)
-                if len(batch) >= READ_BATCH:
-                    if not hand_over(batch):
-                        return
-                    batch = []
-        except Exception as exc:
-            hand_over(exc)
-            return
-        if batch and not hand_over(batch):
-            return
-        hand_over(None)
-
-    threading.Thread(target=reader, name="pipeline-input", daemon=True).start()
-    while (item := await queue.get()) is not None:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
 
 
 @dataclass
@@ -128,8 +53,10 @@ class Summary:
     caching: bool = False  # --cache: the closing line counts where records came from
     cache: Counter[str] = field(default_factory=Counter)  # "hit", "revalidated", "fetched"
     interrupted: bool = False
+    failed: list[str] = field(default_factory=list)  # shards that could not finish, and why
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
+    way_out: str | None = None  # the flags that open the first refused address
 
     @property
     def records(self) -> int:
@@ -144,12 +71,25 @@ class Summary:
             self.ok += 1
         else:
             self.errors[record.error.kind if record.error else "extract"] += 1
+            if record.error and record.error.kind == "blocked" and self.way_out is None:
+                from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
+
+                self.way_out = way_out_in(record.error.message)
         if record.cache is not None:  # nothing read: the cache had it
             self.cache[record.cache] += 1
             return
         self.bytes += record.bytes
         if record.attempts:
             self.cache["fetched"] += 1
+
+    def absorb(self, other: Summary) -> None:
+        """Add another run's (a shard's) counts to these."""
+        self.ok += other.ok
+        self.errors.update(other.errors)
+        self.bytes += other.bytes
+        self.skipped += other.skipped
+        self.interrupted |= other.interrupted
+        self.failed.extend(other.failed)
 
     def describe(self) -> str:
         errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common())
@@ -164,6 +104,8 @@ class Summary:
                          f"revalidated, {self.cache['fetched']} fetched")
         if self.skipped:
             parts.append(f"{self.skipped} already done (resume)")
+        if self.way_out:
+            parts.append(f"to fetch refused addresses: {self.way_out}")
         return "; ".join(parts)
 
 
@@ -177,7 +119,7 @@ class _Slot:
 
 
 # A started (or held-back) line: the line, its --ordered slot, its host key.
-_Started = tuple[InputLine, _Slot | None, str | None]
+_Started = tuple[InputItem, _Slot | None, str | None]
 
 
 class BatchEngine:
@@ -228,7 +170,7 @@ class BatchEngine:
             self._recent.popitem(last=False)
         return record
 
-    async def _process(self, line: InputLine) -> Record:
+    async def _process(self, line: InputItem) -> Record:
         if line.problem is not None:
             error = ErrorInfo(kind="invalid_url", message=line.problem)
             return Record.failure(line.url, error, index=line.index)
@@ -241,7 +183,7 @@ class BatchEngine:
         if self._on_record is not None:
             self._on_record(record, self.summary)
 
-    def _finished(self, task: asyncio.Task[Record], line: InputLine, slot: _Slot | None) -> None:
+    def _finished(self, task: asyncio.Task[Record], line: InputItem, slot: _Slot | None) -> None:
         if task.cancelled():
             return  # unfinished work is left for --resume, never written half-done
         if (exc := task.exception()) is not None:  # a bug here must not lose the line
@@ -256,7 +198,7 @@ class BatchEngine:
         while self._slots and self._slots[0].record is not None:
             self._emit(self._slots.popleft().record)
 
-    async def run(self, batches: AsyncIterator[Sequence[InputLine]],
+    async def run(self, batches: AsyncIterator[Sequence[InputItem]],
                   stop: asyncio.Event | None = None) -> Summary:
         """Process every line of every batch (or until ``stop`` is set); returns the
         summary."""
@@ -382,7 +324,7 @@ def calm_collector() -> Iterator[None]:
     """Keep the cyclic garbage collector off the hot path for the run, then restore it.
 
     Everything imported so far lives as long as the run, so it is frozen (a full collection
-    no longer walks it; see the same call in :mod:`pipeline.workers`). And the young
+    no longer walks it; see the same call in :mod:`pipeline.pool`). And the young
     generation's threshold is raised: with the default 700, bursts of URLs starting together
     set off ~60 collections per 1,000 URLs, which cost the event loop ~5% of its CPU on small
     pages (measured with ``gc.callbacks``); cycles are still collected, just in fewer passes.

@@ -7,8 +7,12 @@ turn it into an :class:`~pipeline.models.ErrorInfo` value. Nothing outside sees 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pipeline.models import ErrorInfo, ErrorKind
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 MAX_MESSAGE_CHARS = 300
@@ -21,6 +25,24 @@ def sanitize_message(text: object, limit: int = MAX_MESSAGE_CHARS) -> str:
     if len(cleaned) > limit:
         cleaned = cleaned[: limit - 1] + "…"
     return cleaned
+
+
+def describe_validation(exc: ValidationError, model: type[BaseModel] | None = None,
+                        where: str = "arguments") -> str:
+    """Every problem in ``exc`` as ``field: problem``, joined by "; ". A value that does not
+    match a field's pattern is told with the field's description (``model``'s), never with
+    the regular expression."""
+    problems = []
+    for error in exc.errors():
+        location = ".".join(str(part) for part in error["loc"]) or where
+        message = error["msg"]
+        if error["type"] == "string_pattern_mismatch":
+            name = str(error["loc"][0]) if error["loc"] else ""
+            field = model.model_fields.get(name) if model is not None else None
+            about = f" ({field.description})" if field is not None and field.description else ""
+            message = f"{sanitize_message(repr(error['input']), 80)} is not valid{about}"
+        problems.append(f"{location}: {message}")
+    return "; ".join(problems)
 
 
 class PipelineError(Exception):
@@ -47,3 +69,10 @@ class OutputError(OSError):
     """Records could not be written to the output (a full disk, a failing device): the run
     stops. What was written before is whole records (a torn last line is repaired by
     ``--resume``), so the run can be resumed."""
+
+
+PROG = "extract-pipeline"  # what the command's messages on stderr start with
+
+
+class UsageError(Exception):
+    """A bad command line or output location: one line on stderr, exit status 2."""

@@ -19,9 +19,9 @@ from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError, Validators
 from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
+from pipeline.runners import CutDocument, InlineRunner, Runner
 from pipeline.settings import Settings, load_settings
 from pipeline.truncate import Truncated, clip_metadata, clip_title, truncate
-from pipeline.workers import CutDocument, InlineRunner, Runner
 
 if TYPE_CHECKING:
     from pipeline.cache import CachedPage
@@ -46,7 +46,8 @@ class NativeExtractor:
 
     Use as an async context manager. ``fetcher`` defaults to the HTTP fetcher (created and
     closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
-    :class:`~pipeline.workers.InlineRunner` (pass a ``ProcessRunner`` for batch work),
+    :class:`~pipeline.runners.InlineRunner` (pass a :class:`~pipeline.pool.ProcessRunner` for
+    batch work),
     ``registry`` to the default handlers plus ``settings.handlers``.
     """
 
@@ -162,7 +163,8 @@ class NativeExtractor:
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = (Truncated(document.content, document.truncated, document.next_offset)
-               if isinstance(document, CutDocument) else truncate(document.content, max_chars))
+               if isinstance(document, CutDocument)
+               else truncate(document.content, max_chars, markdown=document.format == "markdown"))
         record = Record(ok=True, content=cut.text, truncated=cut.truncated,
                         next_offset=cut.next_offset, chars=len(cut.text), **fields)
         return record, Validators.from_headers(result.final_url, result.headers)

@@ -96,15 +96,15 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``mcp`` command's arguments: the batch command's settings flags plus its own."""
-    from pipeline.cli import add_settings_arguments
+    from pipeline.cli import add_settings_arguments, command_parser
 
-    parser = argparse.ArgumentParser(
-        prog="extract-pipeline mcp",
+    parser = command_parser(
+        "mcp",
         description="Serve web_search and web_extract to MCP clients over stdio.",
         epilog="Takes the batch command's settings flags; they override PIPELINE_* "
         "environment variables, which override the config file.",
     )
-    add_settings_arguments(parser)
+    add_settings_arguments(parser, batch=False)
     parser.add_argument(
         "--search-backend", dest="search_backend", action="append", default=None,
         metavar="NAME", help="repeatable; search provider(s) in order of preference",
@@ -126,10 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError:
         print(f"extract-pipeline mcp: error: {MISSING_EXTRA}", file=sys.stderr)
         return EXIT_USAGE
-    from pipeline.cli import settings_from_args
+    from pipeline.cli import parse_command, settings_from_args
     from pipeline.tools import web_tools
 
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parse_command(build_parser(), sys.argv[1:] if argv is None else argv)
+    if isinstance(args, int):
+        return args
     try:
         settings = settings_from_args(args)
     except PipelineError as exc:

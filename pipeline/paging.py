@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pipeline.cache import TextCache, cache_keys
+from pipeline.markdown_cut import open_fence
 from pipeline.models import Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.settings import Settings
@@ -25,19 +26,25 @@ class Window(NamedTuple):
     next_offset: int | None  # None: this window reaches the end of the text
 
 
-def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER) -> Window:
+def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER, *,
+           markdown: bool = False) -> Window:
     """The window of ``full_text`` starting at ``offset``, at most ``max_chars`` characters,
     marker included when more text follows. Offset 0 gives exactly what
-    :func:`~pipeline.truncate.truncate` gives; a later window skips whitespace at its start."""
+    :func:`~pipeline.truncate.truncate` gives; a later window skips whitespace at its start.
+    With ``markdown``, a window starting inside a code fence opens it again first."""
     if max_chars <= len(marker):
         raise ValueError(f"max_chars must exceed the marker length ({len(marker)})")
     start = max(offset, 0)
     while 0 < start < len(full_text) and full_text[start].isspace():
         start += 1
-    cut = truncate(full_text[start:], max_chars, marker)
+    fence = open_fence(full_text[:start]) if markdown and start else None
+    reopen = full_text[fence.start:fence.opener_end].lstrip() + "\n" if fence else ""
+    cut = truncate(reopen + full_text[start:], max_chars, marker, markdown=markdown)
     if not cut.truncated:
         return Window(cut.text, None)
-    return Window(cut.text, start + cut.next_offset)
+    if cut.next_offset <= len(reopen):  # no room for any code after the opening line
+        return window(full_text, offset, max_chars, marker)
+    return Window(cut.text, start + cut.next_offset - len(reopen))
 
 
 def page_record(full: Record, offset: int, max_chars: int) -> Record:
@@ -47,7 +54,8 @@ def page_record(full: Record, offset: int, max_chars: int) -> Record:
         return full
     if offset <= 0 and len(full.content) <= max_chars and not full.truncated:
         return full  # the whole text fits: nothing to cut, nothing to copy
-    text, next_offset = window(full.content, offset, max_chars)
+    text, next_offset = window(full.content, offset, max_chars,
+                               markdown=full.format == "markdown")
     return full.model_copy(
         update={
             "content": text,

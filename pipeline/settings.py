@@ -8,21 +8,16 @@ by the providers, not here.
 from __future__ import annotations
 
 import os
-import sys
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import OutputFormat
 from pipeline.request_options import check_proxy_url, parse_headers
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
@@ -41,7 +36,7 @@ class Settings(BaseModel):
         description="handler process-pool size",
     )
     handler_timeout: float = Field(30.0, gt=0, description="seconds one document may take to parse")
-    loops: int = Field(1, ge=1, le=64, description="event loops (processes) fetching at once")
+    processes: int = Field(1, ge=1, le=256, description="shards run at once, one process each")
     quiet: bool = Field(False, description="no progress bar, no summary")
     handlers: list[str] = Field(
         default_factory=list,
@@ -176,7 +171,5 @@ def load_settings(
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = describe_validation(exc, Settings, "settings")
         raise PipelineError("config", f"invalid settings: {problems}") from exc

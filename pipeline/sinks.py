@@ -233,6 +233,12 @@ def _parse(line: bytes) -> tuple[int, str] | None:
     return None
 
 
+def record_key(line: bytes) -> tuple[int, str] | None:
+    """(index, url) of an output line that is a whole record, else None (as
+    :func:`scan_done` reads it)."""
+    return _parse(line)
+
+
 def scan_done(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
     """Repair the file's torn tail, then return the pairs it records and the bytes dropped.
     Every line is parsed whole; the lines that are not records are counted in

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, describe_validation
 from pipeline.models import ExtractResponse, SearchResponse
 from pipeline.rendering import encodable, error_sentence, render
 from pipeline.settings import Settings, load_settings
@@ -158,6 +159,39 @@ def arguments_for(model: type[BaseModel], arguments: Mapping[str, Any] | None) -
 
 
 Response = SearchResponse | ExtractResponse
+# What a model's tool call carries: a mapping (Anthropic's ``input``, MCP's ``arguments``) or
+# a JSON object as text (OpenAI's ``function.arguments``); None means no arguments.
+ToolArguments = Mapping[str, Any] | str | None
+
+
+def decode_arguments(arguments: object) -> Mapping[str, Any]:
+    """A tool call's arguments as a mapping; anything but a mapping, a JSON object's text or
+    None raises ``PipelineError`` (``invalid_request``)."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, Mapping):
+        return arguments
+    if not isinstance(arguments, str):
+        raise PipelineError(
+            "invalid_request",
+            f"arguments: expected a JSON object or a mapping, got {type(arguments).__name__}",
+        )
+    if not arguments.strip():  # some clients send "" for a call without arguments
+        return {}
+    try:
+        decoded = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        detail = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise PipelineError("invalid_request", f"arguments: not valid JSON ({detail})") from exc
+    except RecursionError as exc:
+        raise PipelineError(
+            "invalid_request", "arguments: not valid JSON (nested too deeply)"
+        ) from exc
+    if not isinstance(decoded, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(decoded), "a number")
+        raise PipelineError("invalid_request", f"arguments: expected a JSON object, got {kind}")
+    return decoded
 
 
 @dataclass(frozen=True)
@@ -178,18 +212,16 @@ class ToolSpec:
         )
 
     async def call(
-        self, arguments: Mapping[str, Any] | None, settings: Settings | None = None
+        self, arguments: ToolArguments, settings: Settings | None = None
     ) -> Response:
-        """Validate ``arguments`` and run the tool; bad arguments raise ``PipelineError``
-        (``invalid_request``) naming every problem."""
-        given = {k: v for k, v in (arguments or {}).items() if k not in self.exclude}
+        """Validate ``arguments`` (see :func:`decode_arguments`) and run the tool; bad
+        arguments raise ``PipelineError`` (``invalid_request``) naming every problem."""
+        decoded = decode_arguments(arguments)
+        given = {k: v for k, v in decoded.items() if k not in self.exclude}
         try:
             args = arguments_for(self.args_model, given)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
-                for err in exc.errors()
-            )
+            problems = describe_validation(exc, self.args_model)
             raise PipelineError("invalid_request", problems) from exc
         return await self.run(args, settings)
 
@@ -249,7 +281,7 @@ def tool_definitions(
 
 async def answer(
     spec: ToolSpec,
-    arguments: Mapping[str, Any] | None,
+    arguments: ToolArguments,
     settings: Settings | None = None,
     *,
     untrusted: bool = True,
@@ -277,13 +309,15 @@ def unknown_tool(name: str, known: Iterable[str]) -> str:
 
 async def run_tool(
     name: str,
-    arguments: Mapping[str, Any] | None,
+    arguments: ToolArguments,
     *,
     settings: Settings | None = None,
     untrusted: bool = True,
 ) -> str:
     """Run a tool call the model made (``web_search`` or ``web_extract``) and return the
-    text to send back; never raises for a bad call."""
+    text to send back; never raises for a bad call. ``arguments`` is a mapping (Anthropic's
+    ``block.input``) or the JSON text OpenAI sends (``tool_call.function.arguments``);
+    anything else is answered as an invalid request."""
     specs = {spec.name: spec for spec in web_tools()}
     if name not in specs:
         return unknown_tool(name, specs)

@@ -2,13 +2,16 @@
 
 The cut goes at the last paragraph break in the latter half of the window, else at the last
 sentence end past 30% of it, else at the last word boundary, else a hard cut. What is kept is
-always a prefix of the input (trailing whitespace at the cut dropped).
+always a prefix of the input (trailing whitespace at the cut dropped); for markdown, followed
+by what keeps it valid (see :mod:`pipeline.markdown_cut`).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, NamedTuple
+
+from pipeline.markdown_cut import closing, safe_end
 
 MARKER = " ... [truncated]"  # a space keeps it off the last word or full stop
 
@@ -62,20 +65,37 @@ class Truncated(NamedTuple):
     next_offset: int | None  # where the next window starts in the original text
 
 
-def truncate(text: str, max_chars: int, marker: str = MARKER) -> Truncated:
-    """Fit ``text`` into ``max_chars`` characters, ``marker`` included when cut."""
+def truncate(text: str, max_chars: int, marker: str = MARKER, *,
+             markdown: bool = False) -> Truncated:
+    """Fit ``text`` into ``max_chars`` characters, ``marker`` included when cut. With
+    ``markdown`` the cut also leaves valid markdown: never inside a table row or a link, a
+    code fence left open closed (the closing line counted inside the budget), a table ended
+    by a blank line before the marker."""
     if len(text) <= max_chars:
         return Truncated(text, False, None)
     budget = max_chars - len(marker)
     if budget <= 0:  # no room for the marker: a plain hard cut, still inside the budget
         end = max(0, max_chars)
         return Truncated(text[:end], True, end)
-    cut = find_cut(text, budget)
-    kept = text[: cut.end].rstrip()
-    resume = cut.end
+    room, closer = budget, ""
+    while True:
+        end = find_cut(text, room).end
+        kept = text[:end].rstrip()
+        if not markdown:
+            break
+        end = safe_end(text, len(kept))
+        kept = text[:end].rstrip()
+        closer = closing(kept, marker)
+        over = len(kept) + len(closer) - budget
+        if over <= 0:
+            break
+        room -= over  # the closing line did not fit: cut earlier
+    if markdown and not kept.strip():  # no room for a safe cut: a plain one, to move on
+        return truncate(text, max_chars, marker)
+    resume = end
     while resume < len(text) and text[resume].isspace():
         resume += 1
-    return Truncated(kept + marker, True, resume)
+    return Truncated(kept + closer + marker, True, resume)
 
 
 TITLE_CHARS = 1_000

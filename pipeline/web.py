@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from pipeline.cache import cache_for
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.errors import PipelineError, describe_validation, sanitize_message
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.models import (
     ErrorInfo,
@@ -130,9 +130,6 @@ class ExtractArgs(BaseModel):
         return list(value)
 
 
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'request'}: {err['msg']}"
-                     for err in exc.errors())
 
 
 def _failure_info(exc: BaseException) -> ErrorInfo:
@@ -195,7 +192,8 @@ async def web_search(query: str, *, max_results: int | None = None,
                      registry: Registry | None = None) -> SearchResponse:
     """Search the web. ``backend`` overrides the configured search chain: a provider name,
     a list of names (a failover chain), or a provider object (e.g. a
-    :class:`~pipeline.providers.fake.FakeSearchProvider`). Never raises for failures."""
+    :class:`~pipeline.providers.fake.FakeSearchProvider`). ``settings`` as in
+    :func:`web_extract`. Never raises for failures."""
     shown_query = query if isinstance(query, str) else repr(query)[:200]
     try:
         # The domain lists go to validation as given: a bare string or a number is refused
@@ -206,7 +204,8 @@ async def web_search(query: str, *, max_results: int | None = None,
                           language=language, region=region)
     except ValidationError as exc:
         return SearchResponse(ok=False, query=shown_query, error=ErrorInfo(
-            kind="invalid_request", message=sanitize_message(_describe(exc))))
+            kind="invalid_request",
+            message=sanitize_message(describe_validation(exc, SearchArgs, "request"))))
     warnings: list[str] = []
     try:
         settings = _settings(settings)
@@ -238,7 +237,10 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                       registry: Registry | None = None,
                       compressor: Any = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order (a single URL may be passed as a
-    string). ``backend`` as in :func:`web_search`;
+    string). ``settings`` carries every limit and switch, by the batch flags' names
+    (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
+    ``Settings(allow_private=True)``); without it, :func:`~pipeline.settings.load_settings`
+    reads the environment and ``PIPELINE_CONFIG``. ``backend`` as in :func:`web_search`;
     ``compressor`` injects a :class:`~pipeline.compress.Compressor`. A cut page has a
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
     (:mod:`pipeline.cache`) without fetching again. Never raises for failures: a bad
@@ -249,7 +251,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                            instruction=instruction, offset=offset)
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
-            kind="invalid_request", message=sanitize_message(_describe(exc))))
+            kind="invalid_request",
+            message=sanitize_message(describe_validation(exc, ExtractArgs, "request"))))
     warnings: list[str] = []
     try:
         settings = _settings(settings)

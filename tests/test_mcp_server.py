@@ -80,13 +80,35 @@ def test_missing_sdk_is_a_clear_usage_error(monkeypatch, capsys):
 
 
 def test_help_lists_the_shared_settings_flags(capsys):
-    import pytest
-
     from pipeline import mcp_server
 
-    with pytest.raises(SystemExit) as exit_info:
-        mcp_server.main(["--help"])
-    assert exit_info.value.code == 0
+    assert mcp_server.main(["--help"]) == 0
     out = capsys.readouterr().out
     for flag in ("--allow-net", "--max-chars", "--search-backend", "--cache", "--no-envelope"):
         assert flag in out
+
+
+def test_usage_and_config_errors_are_one_line_and_exit_2(capsys, monkeypatch):
+    from pipeline import mcp_server
+
+    monkeypatch.setattr("sys.argv", ["/somewhere/pipeline/__main__.py", "mcp"])
+    for argv, message in ((["--bogus"], "unrecognized arguments: --bogus (see --help)"),
+                          (["--max-chars", "x"], "argument --max-chars: invalid int value: 'x'"),
+                          (["--config", "missing.toml"], "config file not found: missing.toml")):
+        assert mcp_server.main(argv) == 2
+        captured = capsys.readouterr()
+        [line] = captured.err.splitlines()
+        assert line.startswith("extract-pipeline mcp: error: ") and message in line
+    assert mcp_server.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m pipeline mcp ")
+
+
+def test_help_lists_no_batch_only_flags(capsys):
+    from pipeline import cli, mcp_server
+
+    assert mcp_server.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for flag in ("--ordered", "--quiet", "--processes"):
+        assert flag not in out
+    assert {"ordered", "quiet", "processes"} <= cli.BATCH_ONLY  # the one list both commands read
+    assert "--per-host" in out and "--allow-private" in out

@@ -151,3 +151,41 @@ async def test_agent_function_runs_and_never_raises_for_bad_arguments():
     assert text.startswith('Results for "herons" (via 777):')  # settings reached the tool
     bad = await fn(query="x", limit=99)
     assert bad.startswith("The find call failed: the request was invalid (limit:")
+
+
+async def test_tool_arguments_may_be_a_json_string_as_openai_sends_them():
+    fn_spec = stand_in_spec()
+    from pipeline.tools import answer
+
+    as_mapping = await answer(fn_spec, {"query": "herons", "limit": 2}, untrusted=False)
+    as_json = await answer(fn_spec, '{"query": "herons", "limit": 2}', untrusted=False)
+    assert as_json == as_mapping and as_json[1] is False
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    (42, "arguments: expected a JSON object or a mapping, got int"),
+    (["query", "x"], "arguments: expected a JSON object or a mapping, got list"),
+    (b'{"query": "x"}', "arguments: expected a JSON object or a mapping, got bytes"),
+    ("[1, 2]", "arguments: expected a JSON object, got an array"),
+    ("null", "arguments: expected a JSON object, got null"),
+    ('{"query": ', "arguments: not valid JSON (Expecting value at line 1 column 11)"),
+    ("[" * 100_000, "arguments: not valid JSON (nested too deeply)"),
+])
+async def test_run_tool_answers_any_other_arguments_with_invalid_request(arguments, problem):
+    from pipeline.tools import run_tool
+
+    for name in ("web_search", "web_extract"):  # rejected before anything is fetched
+        text = await run_tool(name, arguments)
+        assert text == f"The {name} call failed: the request was invalid ({problem})."
+
+
+def stand_in_spec():
+    from pipeline.tools import ToolSpec
+
+    return ToolSpec("find", "Find things.", StandIn, run_stand_in_default)
+
+
+async def run_stand_in_default(args, settings):
+    from pipeline.settings import Settings
+
+    return await run_stand_in(args, settings or Settings(max_chars=1))

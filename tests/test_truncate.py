@@ -1,4 +1,4 @@
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.truncate import MARKER, find_cut, truncate
@@ -94,3 +94,137 @@ def test_titles_and_metadata_are_clipped_at_any_depth():
     assert len(clipped["tags"]) == METADATA_ITEMS
     assert all(len(t) <= METADATA_CHARS for t in clipped["tags"])
     assert len(clipped["ld"]["x"][0]) <= METADATA_CHARS
+
+
+# --- markdown: the cut leaves valid markdown (checked by an independent CommonMark parser)
+
+_WORD = st.from_regex(r"[a-z]{1,10}", fullmatch=True)
+_URL = st.from_regex(r"https://e\.test/[a-z/]{0,20}", fullmatch=True)
+_WORDS = st.lists(_WORD, min_size=1, max_size=6).map(" ".join)
+_LINK = st.builds(lambda text, url, image: f"{'!' if image else ''}[{text}]({url})",
+                  _WORDS, _URL, st.booleans())
+_INLINE = st.lists(st.one_of(_WORD, _WORD.map(lambda w: w + "."), _LINK), min_size=1,
+                   max_size=25).map(" ".join)
+
+
+@st.composite
+def _table(draw) -> str:
+    width = draw(st.integers(2, 4))
+    cell = st.one_of(_WORDS, _LINK)
+    rows = draw(st.lists(st.lists(cell, min_size=width, max_size=width), min_size=1,
+                         max_size=6))
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows[1:]])
+
+
+@st.composite
+def _code(draw) -> str:
+    marks = draw(st.sampled_from(["```", "````", "~~~"]))
+    info = draw(st.sampled_from(["", "json", "python"]))
+    # code that looks like tables, links, and fences that do not close this one
+    line = st.one_of(st.from_regex(r"[a-z|\[\]() {}:\",]{0,30}", fullmatch=True),
+                     st.just("```" if marks != "```" else "``"), _LINK, _table())
+    body = draw(st.lists(line, min_size=1, max_size=8))
+    return f"{marks}{info}\n" + "\n".join(body) + f"\n{marks}"
+
+
+_BLOCK = st.one_of(_INLINE, _WORDS.map("# ".__add__), _INLINE.map("- ".__add__), _table(),
+                   _code())
+# Opening with a paragraph: a safe cut always exists (a link or row longer than the whole
+# budget at the very start must be cut inside: a window has to move on).
+_MARKDOWN = st.builds(lambda first, blocks: "\n\n".join([first, *blocks]),
+                      _WORDS, st.lists(_BLOCK, max_size=8))
+
+
+def _parse(text):
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").parse(text)
+
+
+def _kept(source: str, result_text: str) -> str:
+    """The part of ``source`` a markdown cut kept: the result without the marker and what
+    :func:`~pipeline.markdown_cut.closing` put before it (the longest reading that fits)."""
+    from pipeline.markdown_cut import closing
+
+    body = result_text.removesuffix(MARKER)
+    readings = [body[:len(body) - len(tail)] for tail in _TAILS if body.endswith(tail)]
+    kept = [k for k in readings if source.startswith(k) and closing(k, MARKER) == body[len(k):]]
+    assert kept, result_text
+    return max(kept, key=len)
+
+
+_TAILS = ("", "\n", "\n\n", "\n```\n", "\n````\n", "\n~~~\n")
+
+
+def assert_valid_cut(source: str, text: str) -> None:
+    tokens = _parse(text)
+    inline = [t for t in tokens if t.type == "inline"]
+    # the marker reads as text: not inside a code block, not an extra (dropped) table cell
+    assert inline and inline[-1].content.endswith("[truncated]"), text
+    assert not any("[truncated]" in t.content for t in tokens if t.type in ("fence", "code_block"))
+    # no link cut short: a bracket left over in text means a link lost its end
+    for token in inline:
+        for child in token.children or []:
+            if child.type == "text":
+                assert "[" not in child.content.replace("[truncated]", ""), text
+                assert "]" not in child.content.replace("[truncated]", ""), text
+    # no table row cut short
+    kept = _kept(source, text)
+    rows = {t.map[0] for t in _parse(kept) if t.type == "tr_open"}
+    last_line = kept.count("\n")
+    if last_line in rows:
+        assert source[len(kept):len(kept) + 1] in ("", "\n"), text
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MARKDOWN, st.integers(min_value=len(MARKER) + 1, max_value=500))
+def test_markdown_cut_is_valid_markdown_within_the_budget(source, max_chars):
+    result = truncate(source, max_chars, markdown=True)
+    assert len(result.text) <= max_chars
+    if not result.truncated:
+        assert result.text == source
+        return
+    assert_valid_cut(source, result.text)
+    # the next window starts right after what this one kept
+    kept = _kept(source, result.text)
+    assert len(kept) <= result.next_offset and not source[len(kept):result.next_offset].strip()
+    assert source[result.next_offset:]  # there is more to read
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_BLOCK, min_size=1, max_size=8).map("\n\n".join),
+       st.integers(min_value=0, max_value=80))
+def test_markdown_cut_stays_within_tiny_budgets_and_moves_on(source, max_chars):
+    result = truncate(source, max_chars, markdown=True)
+    assert len(result.text) <= max_chars
+    assert not result.truncated or result.next_offset > 0 or max_chars == 0
+
+
+def test_a_cut_inside_a_json_fence_closes_it_within_the_budget():
+    import json
+
+    pretty = json.dumps({f"key{i}": f"value number {i}" for i in range(40)}, indent=2)
+    source = f"```json\n{pretty}\n```"
+    result = truncate(source, 300, markdown=True)
+    assert len(result.text) <= 300
+    assert result.text.endswith(f"\n```\n{MARKER}")
+    assert [t.type for t in _parse(result.text)][:1] == ["fence"]
+    assert_valid_cut(source, result.text)
+
+
+def test_a_cut_moves_back_to_the_start_of_a_table_row_or_a_link():
+    rows = "\n".join(f"| [page {i}](https://e.test/{i}) | some words here |" for i in range(9))
+    table = f"| a | b |\n| --- | --- |\n{rows}"
+    result = truncate(table, 120, markdown=True)
+    assert _kept(table, result.text).endswith("| some words here |")
+    assert result.text.endswith(f" |\n\n{MARKER}")  # a blank line: the marker is no cell
+    prose = "Read " + " ".join(f"[the chapter number {i}](https://e.test/{i})" for i in range(9))
+    cut = truncate(prose, 100, markdown=True)
+    assert _kept(prose, cut.text).endswith(")") and prose[cut.next_offset] == "["
+
+
+def test_plain_text_is_cut_as_before():
+    source = "```json\n" + "word " * 100
+    text = truncate(source, 100).text
+    assert source.startswith(text.removesuffix(MARKER)) and "\n```\n" not in text

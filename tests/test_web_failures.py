@@ -2,6 +2,7 @@
 throws — while cancellation and interrupts still propagate."""
 
 import asyncio
+import socket
 
 import aiohttp
 import pytest
@@ -25,7 +26,7 @@ FAILURES = [
     RecursionError("maximum recursion depth exceeded"),
     MemoryError(),
     OSError("connection reset"),
-    asyncio.TimeoutError(),
+    TimeoutError(),
     aiohttp.ClientConnectionError("refused"),
     aiohttp.ClientPayloadError("truncated body"),
     UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
@@ -133,3 +134,25 @@ async def test_sync_twins_inside_a_running_loop_return_values_not_errors():
     extract = web_extract_sync(URLS, backend=Throwing(OSError("down")), settings=S)
     assert not search.ok and search.error.kind == "provider"
     assert [r.url for r in extract.records] == URLS and not extract.ok
+
+
+@pytest.mark.parametrize("code, retryable", [
+    (socket.EAI_NONAME, False),  # the name does not exist: asking again will not help
+    (socket.EAI_AGAIN, True),  # the resolver says the failure is temporary
+])
+async def test_a_dns_failure_is_judged_alike_in_search_and_fetch(monkeypatch, code, retryable):
+    """No lookup leaves the machine: the resolver itself answers with the failure."""
+    from aiohttp.resolver import ThreadedResolver
+
+    async def failing(self, host, port=0, family=socket.AF_INET):
+        raise socket.gaierror(code, "lookup failed")
+
+    monkeypatch.setattr(ThreadedResolver, "resolve", failing)
+    monkeypatch.setenv("SEARXNG_URL", "http://search.example")
+    settings = Settings(cache=False, retries=0)
+    found = await web_search("q", backend="searxng", settings=settings)
+    read = await web_extract(["http://page.example/"], settings=settings)
+    [record] = read.records
+    assert not found.ok and not record.ok
+    assert record.error.kind == "network" and "DNS" in record.error.message
+    assert (found.error.retryable, record.error.retryable) == (retryable, retryable)

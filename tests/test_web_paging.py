@@ -1,5 +1,6 @@
 """web_extract(offset=) and the tools over the real kernel, against a page on 127.0.0.1."""
 
+import json
 from collections import Counter
 
 from aiohttp import web
@@ -94,7 +95,10 @@ async def test_tool_call_with_one_url_string(tmp_path):
                              untrusted=False)
         listed = await run_tool("web_extract", {"urls": [f"{base}/s"]}, settings=settings,
                                 untrusted=False)
-    assert one == listed and "Herons wait" in one
+        as_openai_sends_it = await run_tool(  # tool_call.function.arguments is JSON text
+            "web_extract", json.dumps({"urls": [f"{base}/s"]}), settings=settings,
+            untrusted=False)
+    assert one == listed == as_openai_sends_it and "Herons wait" in one
 
 
 async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
@@ -110,3 +114,47 @@ async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
     assert len(content) <= 300 and "offset=" in text  # the operator's budget wins
     assert search.__name__ == "web_search" and extract.__name__ == "web_extract"
     assert (await run_tool("nope", {})).startswith("There is no tool named 'nope'")
+
+
+async def test_every_window_of_a_json_page_is_valid_markdown(tmp_path):
+    """A cut inside the ```json fence closes it, and the next window opens it again."""
+    from markdown_it import MarkdownIt
+
+    body = json.dumps({f"key{i}": f"value number {i}" for i in range(60)})
+
+    async def data(request: web.Request) -> web.Response:
+        return web.Response(text=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/data.json", data)
+    settings = loopback(tmp_path)
+    windows, offset = [], 0
+    async with serve(app) as base:
+        while offset is not None:
+            response = await pipeline.web_extract([f"{base}/data.json"], max_chars=300,
+                                                  offset=offset, settings=settings)
+            [record] = response.records
+            assert record.ok and len(record.content) <= 300
+            windows.append(record.content)
+            offset = record.next_offset
+    assert len(windows) > 3
+    for text in windows:
+        blocks = MarkdownIt("commonmark").parse(text)
+        assert blocks[0].type == "fence" and blocks[0].info == "json", text
+        if text.endswith(MARKER):  # the marker is text after the closed fence, not code
+            assert blocks[-2].content == MARKER.strip(), text
+    code = " ".join(MarkdownIt("commonmark").parse(text)[0].content for text in windows)
+    assert code.split() == json.dumps(json.loads(body), indent=2).split()  # nothing lost
+
+
+async def test_a_refused_local_page_says_how_to_allow_it_and_settings_do(tmp_path):
+    app, _ = site()
+    async with serve(app) as base:
+        refused = await pipeline.web_extract(f"{base}/p", settings=Settings(cache=False))
+        allowed = await pipeline.web_extract(
+            f"{base}/p", settings=Settings(allow_net=["127.0.0.1/32"], cache=False))
+    [record] = refused.records
+    assert record.error.kind == "blocked"
+    assert "--allow-net 127.0.0.1/32 or --allow-private; settings allow_net, allow_private" \
+        in record.error.message
+    assert allowed.records[0].ok

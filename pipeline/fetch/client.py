@@ -20,7 +20,6 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 from yarl import URL
 
-from pipeline.compat import time_limit
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.cookies import CookieFile
@@ -196,7 +195,7 @@ class HttpFetcher:
                      pause_allowance=self.settings.retry_after_cap, validators=validators)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
-            async with time_limit(timeout) as call.scope:
+            async with asyncio.timeout(timeout) as call.scope:
                 return await self._fetch(raw, target, call)
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
@@ -204,7 +203,7 @@ class HttpFetcher:
         except PipelineError as exc:
             raise FetchError(exc.kind, exc.message, retryable=exc.retryable,
                              attempts=max(1, call.attempts)) from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise FetchError("timeout", f"no complete answer within {timeout:g} s",
                              retryable=True, attempts=max(1, call.attempts)) from None
         except Exception as exc:  # a bug or an exotic failure must still be a record
@@ -375,7 +374,7 @@ class HttpFetcher:
         assert self._session is not None
         proxy = self._routes.for_request(url) if self._routes is not None else None
         try:
-            async with time_limit(header_limit):
+            async with asyncio.timeout(header_limit):
                 response = await self._session.request(method, url, allow_redirects=False,
                                                        headers=headers, proxy=proxy)
         except Exception as exc:

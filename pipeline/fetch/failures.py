@@ -2,12 +2,13 @@
 
 Messages are ours (host, cause), never the server's bytes; ``retryable`` marks failures worth
 another attempt (connection trouble, timeouts, broken bodies, malformed responses — possibly
-left over on a reused connection), not permanent ones (DNS, TLS).
+left over on a reused connection), not permanent ones (TLS, a name that does not resolve).
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
@@ -16,6 +17,13 @@ from yarl import URL
 from pipeline.errors import PipelineError
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.resolver import AddressBlocked
+
+
+def dns_retryable(exc: aiohttp.ClientConnectorDNSError) -> bool:
+    """The one rule for a failed name lookup, for pages and vendor calls alike: worth another
+    attempt only when the resolver calls the failure temporary (``EAI_AGAIN``, a lookup that
+    timed out); a name that does not exist stays so."""
+    return getattr(exc.os_error, "errno", None) == socket.EAI_AGAIN
 
 
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -38,9 +46,11 @@ def classify(exc: BaseException, url: URL, read_timeout: float) -> FetchError:
         return FetchError(exc.kind, exc.message, retryable=exc.retryable)
     blocked = _cause(exc, AddressBlocked)
     if isinstance(blocked, AddressBlocked):
-        return FetchError("blocked", f"{blocked.reason} refused (host {host})")
+        hint = f"; {blocked.way_out}" if blocked.way_out else ""
+        return FetchError("blocked", f"{blocked.reason} refused (host {host}{hint})")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return FetchError("network", f"DNS lookup failed for {host}")
+        return FetchError("network", f"DNS lookup failed for {host}",
+                          retryable=dns_retryable(exc))
     if isinstance(exc, aiohttp.ClientSSLError | aiohttp.ServerFingerprintMismatch):
         return FetchError("network", f"TLS error with {host}: {type(exc).__name__}")
     if isinstance(exc, aiohttp.ConnectionTimeoutError):

@@ -8,6 +8,7 @@ refused whatever is opened.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 from pipeline.errors import PipelineError
@@ -140,4 +141,33 @@ class NetworkPolicy:
         """Raise ``PipelineError('blocked')`` unless ``address`` may be contacted."""
         reason = self.refusal(address)
         if reason is not None:
-            raise PipelineError("blocked", f"{reason} refused: {address}")
+            hint = way_out(address)
+            raise PipelineError("blocked", f"{reason} refused: {address}"
+                                + (f" ({hint})" if hint else ""))
+
+
+_WAY_OUT = re.compile(r"\ballow with (--[^;)]+)")
+
+
+def way_out(address: str | IPAddress) -> str:
+    """How a refused ``address`` can be opened, for its refusal message: the flags, then the
+    settings of the same names ("" for cloud metadata, which never opens)."""
+    try:
+        ip = ipaddress.ip_address(address) if isinstance(address, str) else address
+    except ValueError:
+        return ""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.scope_id:
+        ip = ipaddress.IPv6Address(int(ip))
+    inner = embedded_ipv4(ip)
+    if _in(ip, METADATA_NETWORKS) or (inner is not None and _in(inner, METADATA_NETWORKS)):
+        return ""
+    private = _in(ip, PRIVATE_NETWORKS)
+    flags = f"--allow-net {ip}/{ip.max_prefixlen}" + (" or --allow-private" if private else "")
+    names = "settings allow_net, allow_private" if private else "setting allow_net"
+    return f"allow with {flags}; {names}"
+
+
+def way_out_in(message: str) -> str | None:
+    """The flags a refusal message names to open its address (see :func:`way_out`)."""
+    match = _WAY_OUT.search(message)
+    return match[1] if match else None

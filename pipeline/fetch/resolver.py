@@ -14,16 +14,17 @@ from collections.abc import Mapping
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from pipeline.fetch.policy import NetworkPolicy
+from pipeline.fetch.policy import NetworkPolicy, way_out
 
 
 class AddressBlocked(OSError):
     """Every address a host resolved to is refused by the policy."""
 
-    def __init__(self, host: str, reason: str) -> None:
+    def __init__(self, host: str, reason: str, way_out: str = "") -> None:
         super().__init__(f"{host}: {reason} refused")
         self.host = host
         self.reason = reason
+        self.way_out = way_out  # how to open the address (see policy.way_out)
 
 
 class PolicyResolver(AbstractResolver):
@@ -49,10 +50,11 @@ class PolicyResolver(AbstractResolver):
         try:
             results = await asyncio.wait_for(self._inner.resolve(host, port, family),
                                              self._timeout)
-        except asyncio.TimeoutError as exc:
-            raise OSError(f"DNS lookup timed out for {host}") from exc
+        except TimeoutError as exc:  # temporary, as the resolver's own EAI_AGAIN
+            raise socket.gaierror(socket.EAI_AGAIN, f"DNS lookup timed out for {host}") from exc
         allowed: list[ResolveResult] = []
         first_reason: str | None = None
+        first_way_out = ""
         policy = self._host_policies.get(host, self.policy) if self._host_policies else self.policy
         for result in results:
             reason = policy.refusal(result["host"])
@@ -60,10 +62,11 @@ class PolicyResolver(AbstractResolver):
                 allowed.append(result)
             elif first_reason is None:
                 first_reason = f"{reason} {result['host']}"
+                first_way_out = way_out(result["host"])
         if allowed:
             return allowed
         if first_reason is not None:
-            raise AddressBlocked(host, first_reason)
+            raise AddressBlocked(host, first_reason, first_way_out)
         raise OSError(f"DNS lookup returned no address for {host}")
 
     async def close(self) -> None:

@@ -126,7 +126,8 @@ def check_records(urls: Sequence[str], records: Any, options: ExtractOptions,
         if not isinstance(record, Record) or record.url != url:
             raise PipelineError("invalid_result", f"{provider}: records out of order")
         if record.content is not None and len(record.content) > options.max_chars:
-            cut = truncate(record.content, options.max_chars)
+            cut = truncate(record.content, options.max_chars,
+                           markdown=record.format == "markdown")
             record = record.model_copy(update={"content": cut.text, "truncated": True,
                                                "chars": len(cut.text)})
         checked.append(record)

@@ -110,7 +110,7 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
         return Record.failure(url, ErrorInfo(kind="empty",
                               message=f"{provider}: the page has no readable content"),
                               final_url=final, **base)
-    cut = truncate(text, options.max_chars)
+    cut = truncate(text, options.max_chars, markdown=(fmt or options.format) == "markdown")
     clean_title = clean_text(title).strip() if isinstance(title, str) else None
     return Record(url=url, ok=True, final_url=final, title=clip_title(clean_title) or None,
                   content=cut.text, format=fmt or options.format, truncated=cut.truncated,

@@ -11,7 +11,7 @@ snippet. Contents takes ``urls`` and ``text: true`` and answers ``results`` plus
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pipeline.models import Record
@@ -39,7 +39,7 @@ def _since(time_range: TimeRange | None) -> str | None:
     """The start of ``time_range`` back from now, in the ISO form Exa's date filters take."""
     if time_range is None:
         return None
-    since = datetime.now(timezone.utc) - _SPAN[time_range]
+    since = datetime.now(UTC) - _SPAN[time_range]
     return since.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 

@@ -67,7 +67,7 @@ class FakeExtractProvider:
             page = ErrorInfo(kind="network", message=f"fake: no page for {url}")
         if isinstance(page, ErrorInfo):
             return Record.failure(url, page, handler=self.name)
-        cut = truncate(page, options.max_chars)
+        cut = truncate(page, options.max_chars, markdown=options.format == "markdown")
         return Record(url=url, ok=True, final_url=url, handler=self.name, content=cut.text,
                       format=options.format, truncated=cut.truncated,
                       next_offset=cut.next_offset, chars=len(cut.text))

@@ -19,6 +19,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from yarl import URL
 
 from pipeline.errors import PipelineError, sanitize_message
+from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import SOCKS_SCHEMES, socks_connector
@@ -197,14 +198,17 @@ class VendorClient:
                 raise self._status_error(resp.status, resp.headers, body)
         except VendorError:
             raise
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise VendorError(self.vendor, "timed out", retryable=True) from exc
         except aiohttp.InvalidURL as exc:
             raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
                               fatal=True) from exc
         except aiohttp.ClientError as exc:
             cause = vendor_reason(str(exc), type(exc).__name__)
-            raise VendorError(self.vendor, f"network error: {cause}", retryable=True) from exc
+            retryable = (dns_retryable(exc) if isinstance(exc, aiohttp.ClientConnectorDNSError)
+                         else True)
+            raise VendorError(self.vendor, f"network error: {cause}",
+                              retryable=retryable) from exc
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         chunks: list[bytes] = []

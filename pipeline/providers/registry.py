@@ -12,9 +12,12 @@ Selection for a capability (``search`` or ``extract``), first rule that yields a
    zero-key default as the last link of the chain;
 4. the zero-key default (:data:`DEFAULTS`).
 
-A named provider that is not configured falls through with a logged warning; an unknown name
-is a ``config`` error listing the valid names; a provider named for a capability it lacks is
-a ``config`` error naming the providers that have it.
+What the user names (rules 1 and 2: a flag, an argument, a setting) is strict: when none of
+the names is configured, that is a ``config`` error listing the configured providers, never a
+silent switch to another vendor; in a chain of several, a link that is not configured is
+skipped with a logged warning. An unknown name is a ``config`` error listing the valid names; a
+provider named for a capability it lacks is a ``config`` error naming the providers that have
+it.
 """
 
 from __future__ import annotations
@@ -177,6 +180,18 @@ class Registry:
                 "config", f"provider {name!r} cannot {capability}; {capability}-capable "
                 f"providers: {', '.join(self.capable(capability))}")
 
+    def _not_configured(self, capability: str, names: list[str], source: str,
+                        settings: Settings, env: Mapping[str, str]) -> str:
+        if len(names) == 1:
+            told = f"{names[0]!r}, which is not configured ({self.spec(names[0]).hint})"
+        else:
+            hints = "; ".join(f"{name}: {self.spec(name).hint}" for name in names)
+            told = f"{', '.join(map(repr, names))}, which are not configured ({hints})"
+        ready = [n for n in self.capable(capability)
+                 if self.is_configured(n, settings, env, capability)]
+        return (f"{source} names {told}; configured {capability} providers: "
+                f"{', '.join(ready) or 'none'}")
+
     def resolve(self, capability: Capability, settings: Settings,
                 env: Mapping[str, str] | None = None, *,
                 override: Iterable[str] | None = None) -> Resolution:
@@ -184,17 +199,17 @@ class Registry:
         env = provider_env(settings, env)
         warnings: list[str] = []
 
-        def configured(names: Iterable[str], source: str) -> list[str]:
-            chosen = []
-            for name in names:
-                if self.is_configured(name, settings, env, capability):
-                    chosen.append(name)
-                else:
-                    hint = self.spec(name).hint
-                    message = (f"{source} names {name!r} but it is not configured ({hint}); "
-                               "falling through")
-                    log.warning(message)
-                    warnings.append(message)
+        def configured(names: list[str], source: str) -> list[str]:
+            chosen = [n for n in names if self.is_configured(n, settings, env, capability)]
+            missing = [n for n in names if n not in chosen]
+            if not chosen:  # what the user named is strict: never another vendor instead
+                raise PipelineError("config", self._not_configured(
+                    capability, missing, source, settings, env))
+            for name in missing:
+                message = (f"{source} names {name!r} but it is not configured "
+                           f"({self.spec(name).hint}); skipped")
+                log.warning(message)
+                warnings.append(message)
             return chosen
 
         own_source = "backend argument" if override is not None else f"{capability}_backend"
@@ -202,15 +217,17 @@ class Registry:
             list(getattr(settings, f"{capability}_backend"))
         for name in own:
             self._check_capable(name, capability)
-        if own and (chain := configured(own, own_source)):
-            return Resolution(capability, chain, f"{own_source} setting", warnings)
+        if own:
+            return Resolution(capability, configured(own, own_source), f"{own_source} setting",
+                              warnings)
 
         shared = list(settings.backend)
         for name in shared:
             self.spec(name)  # unknown names are errors even when the capability is missing
         shared = [n for n in shared if capability in self._specs[n].capabilities]
-        if shared and (chain := configured(shared, "backend")):
-            return Resolution(capability, chain, "backend setting", warnings)
+        if shared:
+            return Resolution(capability, configured(shared, "backend"), "backend setting",
+                              warnings)
 
         default = self.defaults[capability]
         detected: list[tuple[str, str]] = []

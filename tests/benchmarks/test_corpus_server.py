@@ -102,15 +102,16 @@ async def test_text_mode_and_latency_are_honoured() -> None:
 
 async def test_standalone_process_honours_its_flags(dataset: Path) -> None:
     env = {**os.environ, DATASET_ENV: str(dataset)}
-    with serve_in_subprocess(kind="text", latency=0.01, env=env) as (base_url, proc):
-        assert base_url.startswith("http://127.0.0.1:")
+    with serve_in_subprocess(kind="text", latency=0.01, env=env, hosts=2) as (bases, proc):
+        assert len(set(bases)) == 2 and all(b.startswith("http://127.0.0.1:") for b in bases)
         # trust_env=False (the default): no proxy, the request stays on loopback.
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
-            async with session.get(f"{base_url}/info") as response:
-                assert await response.json() == {"pages": 3, "kind": "text", "latency": 0.01}
-            async with session.get(f"{base_url}/p/3") as response:
-                assert response.content_type == "text/plain"
-                assert await response.read() == text_page(PAGES[0])
+            for base_url in bases:  # every host serves the same pages
+                async with session.get(f"{base_url}/info") as response:
+                    assert await response.json() == {"pages": 3, "kind": "text", "latency": 0.01}
+                async with session.get(f"{base_url}/p/3") as response:
+                    assert response.content_type == "text/plain"
+                    assert await response.read() == text_page(PAGES[0])
     assert proc.poll() is not None  # stopped on exit
 
 

@@ -182,24 +182,6 @@ def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, 
     assert "parent_only cannot load in a worker" in capsys.readouterr().err
 
 
-def test_the_forkserver_is_started_first_and_its_failure_is_not_the_runs(
-        url_file, tmp_path, monkeypatch):
-    from multiprocessing import forkserver
-
-    calls = []
-
-    def failing() -> None:
-        calls.append("batch run imported" if "pipeline.batch" in sys.modules else "first")
-        raise OSError("no room for a socket")
-
-    monkeypatch.setattr(forkserver, "ensure_running", failing)
-    monkeypatch.delitem(sys.modules, "pipeline.batch", raising=False)
-    out = tmp_path / "out.jsonl"
-    assert run([str(url_file), "-o", str(out), "--quiet"]) == 0  # text pages: no worker needed
-    assert calls == ["first"]  # before the batch run (aiohttp and all) was imported
-    assert sum(r["ok"] for r in read_records(out)) == 30
-
-
 def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkeypatch):
     seen: list[tuple[int, int]] = []
     real_run = engine.BatchEngine.run
@@ -213,6 +195,33 @@ def test_the_collector_settings_of_a_run_are_restored(url_file, tmp_path, monkey
     assert run([str(url_file), "-o", str(tmp_path / "out.jsonl")]) == 0
     assert seen and seen[0][0] == engine.RUN_GC_THRESHOLD and seen[0][1] > 0
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_the_summary_names_the_way_out_of_a_refused_address(tmp_path, capsys):
+    urls = tmp_path / "urls.txt"
+    urls.write_text("http://127.0.0.1:9/a\nhttp://127.0.0.1:9/b\n")  # refused before any socket
+    out = tmp_path / "out.jsonl"
+    assert cli.main([str(urls), "-o", str(out), "--workers", "1"]) == 0
+    [first, _] = read_records(out)
+    assert first["error"]["kind"] == "blocked"
+    assert "--allow-net 127.0.0.1/32 or --allow-private" in first["error"]["message"]
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "blocked 2" in summary
+    assert summary.endswith("; to fetch refused addresses: --allow-net 127.0.0.1/32 or "
+                            "--allow-private")
+
+
+def test_batch_help_ends_with_examples(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["/somewhere/pipeline/__main__.py", "--help"])
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m pipeline ")
+    examples = out.rstrip().split("\nexamples:\n", 1)[1].splitlines()
+    assert len(examples) >= 3
+    assert all(line.startswith("  python -m pipeline ") for line in examples)
+    assert any("--resume" in line for line in examples)
+    assert "--ordered" in out and "--processes" in out  # the batch command has its own flags
 
 
 def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path, capsys):

@@ -45,7 +45,7 @@ slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the b
 
 SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
               for n in ("crash", "hang", "die", "segfault", "memory", "slow", "echo",
-                        "cheap_echo", "slow_light"))
+                        "inline_echo", "kill_once"))
 
 
 class Upper:
@@ -77,37 +77,42 @@ class Echo:
         return Document(content=body.decode(), metadata={"pid": os.getpid()})
 
 
-class CheapEcho(Echo):
-    """An echo that says a body is cheap unless it reads ``costly`` (or raises on ``bad``)."""
+class InlineEcho(Echo):
+    """An echo handled inline unless the body reads ``costly`` (its estimate raises on
+    ``bad``)."""
 
-    name = "cheap_echo"
-    media_types = ("application/x-test-cheap-echo",)
+    name = "inline_echo"
+    media_types = ("application/x-test-inline-echo",)
 
-    def cheap(self, body: bytes, ctx) -> bool:
+    def inline(self, body: bytes, ctx) -> bool:
         if body == b"bad":
             raise ValueError("estimate bug")
         return body != b"costly"
 
 
-class SlowLight(Echo):
-    """Light by its own word, yet each body takes ~30 ms: the rent runs out after a few."""
+class KillOnce(Echo):
+    """Handled inline, so in the process that runs the batch (a shard's process, a Ray
+    worker): the first time it sees a body naming a file that does not exist yet, it creates
+    the file and kills that process, as a lost machine would."""
 
-    name = "slow_light"
-    media_types = ("application/x-test-slow-light",)
+    name = "kill_once"
+    media_types = ("application/x-test-kill-once",)
 
-    def light(self, body: bytes, ctx) -> bool:
+    def inline(self, body: bytes, ctx) -> bool:
         return True
 
     def handle(self, body: bytes, ctx) -> Document:
-        deadline = time.perf_counter() + 0.03
-        while time.perf_counter() < deadline:
-            pass
-        return super().handle(body, ctx)
+        marker = body.decode()
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return Document(content=f"survived {os.path.basename(marker)}")
+        os._exit(9)
 
 
 echo = Echo()
-cheap_echo = CheapEcho()
-slow_light = SlowLight()
+inline_echo = InlineEcho()
+kill_once = KillOnce()
 
 
 def __getattr__(name: str) -> object:

@@ -6,9 +6,10 @@ import asyncio
 import io
 import random
 
-from pipeline.engine import MAX_LINE_BYTES, BatchEngine, feed, read_lines
+from pipeline.engine import BatchEngine
 from pipeline.extract import NativeExtractor
 from pipeline.fetch.base import FakeFetcher
+from pipeline.inputs import MAX_LINE_BYTES, feed, read_items
 from pipeline.models import Record
 from pipeline.settings import load_settings
 from pipeline.sinks import DoneSet
@@ -34,8 +35,8 @@ def settings(**overrides):
     return load_settings(overrides, env={})
 
 
-def test_read_lines_survives_hostile_input():
-    lines = list(read_lines(io.BytesIO(MIXED)))
+def test_read_items_survives_hostile_input():
+    lines = list(read_items(io.BytesIO(MIXED)))
     assert [line.index for line in lines] == list(range(URL_LINES))
     assert lines[0].url == GOOD[0] and lines[1].url == GOOD[1]
     assert "\x00" in lines[4].url and "\ufffd" in lines[5].url
@@ -47,7 +48,7 @@ def test_read_lines_survives_hostile_input():
 
 def test_a_line_longer_than_the_limit_is_never_held_whole():
     stream = io.BytesIO(b"x" * (MAX_LINE_BYTES * 5) + b"\nhttp://example.test/after\n")
-    lines = list(read_lines(stream))
+    lines = list(read_items(stream))
     assert [line.url for line in lines][1] == "http://example.test/after"
     assert lines[0].problem
 
@@ -56,7 +57,7 @@ async def run_engine(data: bytes, fetcher, *, done=None, stop=None, **overrides)
     written: list[Record] = []
     async with NativeExtractor(settings(**overrides), fetcher=fetcher) as native:
         engine = BatchEngine(native.settings, native.extract_one, written.append, done=done)
-        summary = await engine.run(feed(read_lines(io.BytesIO(data))), stop)
+        summary = await engine.run(feed(read_items(io.BytesIO(data))), stop)
     return written, summary
 
 
@@ -142,7 +143,7 @@ async def test_stop_writes_finished_work_and_drops_the_rest():
     async with NativeExtractor(config, fetcher=StuckFetcher({u: page(u, b"x") for u in urls})
                                ) as native:
         engine = BatchEngine(config, native.extract_one, written.append, grace=0.05)
-        running = asyncio.ensure_future(engine.run(feed(read_lines(io.BytesIO(data))), stop))
+        running = asyncio.ensure_future(engine.run(feed(read_items(io.BytesIO(data))), stop))
         while len(written) < 2:
             await asyncio.sleep(0.01)
         stop.set()
@@ -176,7 +177,7 @@ async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
     written: list[Record] = []
     async with NativeExtractor(config, fetcher=fetcher) as native:
         engine = BatchEngine(config, native.extract_one, written.append)
-        running = asyncio.ensure_future(engine.run(feed(read_lines(io.BytesIO(data)))))
+        running = asyncio.ensure_future(engine.run(feed(read_items(io.BytesIO(data)))))
         while fetcher.started < REORDER_FACTOR * 4:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.2)  # room to overshoot the bound, if it could
@@ -196,8 +197,39 @@ async def test_an_extract_bug_still_gives_every_line_a_record():
     written: list[Record] = []
     engine = BatchEngine(settings(), broken, written.append)
     data = b"http://example.test/a\nhttp://example.test/a\nhttp://example.test/b\n"
-    summary = await engine.run(feed(read_lines(io.BytesIO(data))))
+    summary = await engine.run(feed(read_items(io.BytesIO(data))))
     assert sorted(r.index for r in written) == [0, 1, 2]
     assert all(r.error.kind == "extract" and "engine-level bug" in r.error.message
                for r in written)
     assert summary.errors == {"extract": 3}
+
+
+def test_an_input_reader_stopped_mid_input_ends_quietly(monkeypatch):
+    """The run ends while the reader thread waits to hand over a batch: the thread stops,
+    without an exception (it used to be left blocked, or to print a traceback of
+    concurrent.futures' CancelledError, which is not asyncio's)."""
+    import threading
+
+    from pipeline.inputs import READ_BATCH, InputItem
+
+    errors: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    blocked = threading.Event()
+
+    def items():
+        for index in range(100 * READ_BATCH):
+            if index == 6 * READ_BATCH - 1:  # batches 2-5 fill the queue; 6 will wait
+                blocked.set()
+            yield InputItem(index, f"http://example.test/{index}")
+
+    async def take_one():
+        async for batch in feed(items()):
+            await asyncio.to_thread(blocked.wait, 10)
+            return batch
+
+    assert len(asyncio.run(take_one())) == READ_BATCH
+    readers = [thread for thread in threading.enumerate() if thread.name == "pipeline-input"]
+    for thread in readers:
+        thread.join(10)
+    assert errors == []
+    assert not any(thread.is_alive() for thread in readers)  # not left blocked forever

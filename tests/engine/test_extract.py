@@ -7,9 +7,9 @@ import pytest
 from pipeline.extract import NativeExtractor
 from pipeline.fetch.base import FakeFetcher, FetchError
 from pipeline.providers.base import ExtractOptions, ExtractProvider
+from pipeline.runners import InlineRunner
 from pipeline.settings import load_settings
 from pipeline.truncate import MARKER
-from pipeline.workers import InlineRunner
 from tests.engine.conftest import page
 
 SETTINGS = load_settings({"max_chars": 200}, env={})

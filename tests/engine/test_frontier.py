@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from pipeline.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine, InputLine
+from pipeline.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine
 from pipeline.frontier import HostFrontier, host_key
+from pipeline.inputs import InputItem
 from pipeline.models import ErrorInfo, Record
 from pipeline.settings import load_settings
 
@@ -87,8 +88,8 @@ class HostLatency:
 
 
 def lines(urls: list[str], batch: int = 7):
-    """The engine's input: ``urls`` as InputLines, in batches."""
-    items = [InputLine(i, url) for i, url in enumerate(urls)]
+    """The engine's input: ``urls`` as InputItems, in batches."""
+    items = [InputItem(i, url) for i, url in enumerate(urls)]
 
     async def batches():
         for at in range(0, len(items), batch):
@@ -158,7 +159,7 @@ async def _quiet(count) -> None:
 
 async def test_look_ahead_is_bounded():
     urls = [f"http://slow.test/{i}" for i in range(1_000)]
-    items = [InputLine(i, url) for i, url in enumerate(urls)]
+    items = [InputItem(i, url) for i, url in enumerate(urls)]
     pulled = 0
 
     async def batches():

@@ -106,3 +106,25 @@ def test_with_everything_open_only_metadata_stays_refused(address):
     policy = NetworkPolicy(["0.0.0.0/0", "::/0"], allow_private=True)
     reason = policy.refusal(address)
     assert reason is None or "metadata" in reason
+
+
+@pytest.mark.parametrize("address, way_out", [
+    ("127.0.0.1", "--allow-net 127.0.0.1/32 or --allow-private"),
+    ("::1", "--allow-net ::1/128 or --allow-private"),
+    ("192.168.1.20", "--allow-net 192.168.1.20/32 or --allow-private"),
+    ("100.64.0.1", "--allow-net 100.64.0.1/32"),  # not private: only allow_net opens it
+])
+def test_a_refusal_names_the_way_out(address, way_out):
+    with pytest.raises(PipelineError) as info:
+        NetworkPolicy().check(address)
+    assert info.value.kind == "blocked"
+    assert info.value.message.startswith(f"{NetworkPolicy().refusal(address)} refused: {address}")
+    assert f" (allow with {way_out}; " in info.value.message
+    assert "allow_net" in info.value.message.split(";")[1]  # the library's names for the same
+
+
+@pytest.mark.parametrize("address", ["169.254.169.254", "::ffff:169.254.169.254"])
+def test_cloud_metadata_refusals_offer_no_way_out(address):
+    with pytest.raises(PipelineError) as info:
+        NetworkPolicy(allow_private=True).check(address)
+    assert "allow" not in info.value.message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -95,6 +96,8 @@ async def test_localhost_refused_by_default(make_settings, app_server, connect_l
             await client.fetch(f"{base}/")
     assert info.value.kind == "blocked" and "loopback" in info.value.message
     assert literal.value.kind == "blocked"
+    for refused in (info.value, literal.value):  # both name the way out
+        assert "--allow-net 127.0.0.1/32 or --allow-private" in refused.message
     assert connect_log == []
 
 
@@ -133,3 +136,14 @@ async def test_policy_resolver_empty_answer_fails_closed():
     resolver = PolicyResolver(NetworkPolicy(), FakeResolver({"a.test": []}))
     with pytest.raises(OSError, match="no address"):
         await resolver.resolve("a.test", 80)
+
+
+async def test_a_lookup_that_times_out_is_a_temporary_failure():
+    class Silent(FakeResolver):
+        async def resolve(self, host, port=0, family=socket.AF_INET):
+            await asyncio.Event().wait()  # never answers
+
+    resolver = PolicyResolver(NetworkPolicy(), Silent({}), timeout=0.01)
+    with pytest.raises(socket.gaierror) as info:
+        await resolver.resolve("slow.test", 80)
+    assert info.value.errno == socket.EAI_AGAIN  # retryable, as the resolver's own EAI_AGAIN

@@ -95,7 +95,7 @@ async def test_missing_extra_is_a_config_error_in_the_library(monkeypatch):
 def test_mcp_server_takes_the_option():
     args = mcp_parser().parse_args(["--html-extractor", "readability"])
     assert cli.settings_from_args(args).html_extractor == "readability"
-    with pytest.raises(SystemExit):
+    with pytest.raises(cli.UsageError):  # the mcp command tells it in one line, exit 2
         mcp_parser().parse_args(["--html-extractor", "bogus"])
 
 

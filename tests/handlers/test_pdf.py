@@ -156,3 +156,46 @@ def test_running_headers_and_footers_are_dropped(pdf_writer) -> None:
 def test_few_pages_keep_every_line(pdf_writer) -> None:
     document = PDF_HANDLER.handle(pdf_writer([["Same", "a"], ["Same", "b"]]), ctx())
     assert document.content.count("Same") == 2
+
+
+def _report_page(n: int) -> list[str]:
+    """A page of a generated report: running header and footer around body lines, some of
+    which differ from page to page only in digits."""
+    body = [f"Section {n}: Widget sales"]
+    body += [f"Week {w} of the quarter went as planned." for w in range(1, 2 + n % 3)]
+    body.append(f"Units sold in region {n}: {100 + 37 * n}")  # the last body line
+    return ["ACME Quarterly Report", *body, f"Page {n} of 5"]
+
+
+def test_furniture_goes_but_body_lines_differing_in_digits_stay(pdf_writer) -> None:
+    document = PDF_HANDLER.handle(pdf_writer([_report_page(n) for n in range(1, 6)]), ctx())
+    for n in range(1, 6):
+        page = document.content.split(f"--- page {n} ---\n\n")[1].split("\n\n--- page")[0]
+        assert page.splitlines() == _report_page(n)[1:-1]  # the whole body, nothing else
+
+
+def test_only_the_same_edge_position_on_most_pages_is_furniture(pdf_writer) -> None:
+    pages = []
+    for n, total in zip(range(1, 6), (120, 95, 310, 42, 77), strict=True):
+        body = [f"Paragraph {k} of page {n} says something." for k in range(3)]
+        shared, last = "Prices include tax.", f"Total: {total} units"  # no page's number
+        # the shared sentence at the top (pages 1-2), at the bottom (3-4), in the middle (5)
+        body = ([shared, *body, last] if n < 3 else [*body, last, shared] if n < 5
+                else [body[0], shared, *body[1:], last])
+        pages.append(["Confidential", *body, f"- {n + 10} -"])
+    document = PDF_HANDLER.handle(pdf_writer(pages), ctx())
+    assert "Confidential" not in document.content and "- 13 -" not in document.content
+    assert document.content.count("Prices include tax.") == 5
+    assert all(f"Total: {t} units" in document.content for t in (120, 95, 310, 42, 77))
+    assert all(f"Paragraph 0 of page {n} says" in document.content for n in range(1, 6))
+
+
+@pytest.mark.parametrize("label", ["{n}", "Page {n}", "p. {n}", "{n} / 9", "ACME | {n}",
+                                   "{n} · Annual Report", "Seite {n} von 9", "[{n}]"])
+def test_page_number_lines_are_furniture_in_their_usual_shapes(pdf_writer, label) -> None:
+    bodies = [[f"The {word} page, line {w}." for w in "abcd"]
+              for word in ("alpha", "beta", "gamma", "delta")]
+    pages = [[*body, label.format(n=n)] for n, body in enumerate(bodies, start=1)]
+    document = PDF_HANDLER.handle(pdf_writer(pages), ctx())
+    assert document.content == "\n\n".join(
+        f"--- page {n} ---\n\n" + "\n".join(body) for n, body in enumerate(bodies, start=1))

@@ -64,16 +64,47 @@ async def test_search_failure_exits_1_with_error_on_stderr(server, monkeypatch, 
     assert "error: provider: searxng:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [[], ["q", "--max-results", "many"],
-                                  ["q", "--time-range", "decade"]])
-def test_search_usage_errors_exit_2(argv, capsys):
+def one_line_error(capsys, command: str) -> str:
+    """The single stderr line a usage or config error gives, without its prefix."""
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    prefix = f"extract-pipeline {command}: error: "
+    assert line.startswith(prefix), line
+    return line.removeprefix(prefix)
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "the following arguments are required: query (see --help)"),
+    (["q", "--max-results", "many"], "argument --max-results: invalid int value: 'many'"),
+    (["q", "--time-range", "decade"], "argument --time-range: invalid choice: 'decade'"),
+    (["q", "--config", "missing.toml"], "config file not found: missing.toml"),
+    (["q", "--include-domain", "not a domain", "--backend", "duckduckgo"],
+     "include_domains.0: 'not a domain' is not valid (only results from these domains)"),
+    (["q", "--language", "$$", "--backend", "duckduckgo"],
+     "language: '$$' is not valid (result language, e.g. 'en' or 'pt-BR')"),
+])
+def test_search_usage_and_config_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert search_main(argv) == 2
-    assert "usage:" in capsys.readouterr().err
+    assert message in one_line_error(capsys, "search")
 
 
-def test_search_invalid_request_exits_1(capsys):
-    assert search_main(["q", "--include-domain", "not a domain", "--backend", "duckduckgo"]) == 1
-    assert "invalid_request" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, message", [
+    (["--bogus"], "unrecognized arguments: --bogus (see --help)"),
+    (["--config", "missing.toml"], "config file not found: missing.toml"),
+])
+def test_backends_usage_and_config_errors_are_one_line_and_exit_2(argv, message, capsys):
+    assert backends_main(argv) == 2
+    assert message in one_line_error(capsys, "backends")
+
+
+def test_help_names_the_program_as_invoked(monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["/somewhere/pipeline/__main__.py", "search", "--help"])
+    assert search_main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m pipeline search ")
+    monkeypatch.setattr("sys.argv", ["/venv/bin/extract-pipeline", "backends", "--help"])
+    assert backends_main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: extract-pipeline backends ")
 
 
 def test_backends_table(monkeypatch):
@@ -94,3 +125,10 @@ def test_backends_json_and_config_error(monkeypatch):
     assert {p["name"] for p in report["providers"]} >= {"duckduckgo", "native", "jina"}
     assert report["selection"]["search"]["chain"] == ["duckduckgo"]
     assert "cannot extract" in report["selection"]["extract"]["error"]
+
+
+def test_a_named_backend_without_its_key_is_a_config_error_not_another_vendor(capsys):
+    assert search_main(["x", "--backend", "brave"]) == 2  # no query leaves the machine
+    message = one_line_error(capsys, "search")
+    assert "'brave', which is not configured (set BRAVE_API_KEY)" in message
+    assert message.endswith("configured search providers: duckduckgo")

@@ -52,14 +52,10 @@ ALL_KEYS = {"ALPHA_KEY": "a", "BETA_KEY": "b", "GAMMA_KEY": "g"}
     ({"backend": ["beta"]}, ALL_KEYS, "extract", ["beta"], "backend setting"),
     ({"backend": ["alpha"]}, {}, "extract", ["own"], "zero-key default"),  # search-only: skipped
     ({"backend": ["alpha", "gamma"]}, ALL_KEYS, "extract", ["gamma"], "backend setting"),
-    ({"search_backend": ["alpha"], "backend": ["beta"]}, {"BETA_KEY": "b"}, "search", ["beta"],
-     "backend setting"),  # own setting unconfigured: falls through to the shared one
     # 3. auto-detection in the documented order, default appended as the last resort
     ({}, ALL_KEYS, "search", ["beta", "alpha", "free"], "auto-detected from BETA_KEY, ALPHA_KEY"),
     ({}, {"ALPHA_KEY": "a"}, "search", ["alpha", "free"], "auto-detected from ALPHA_KEY"),
     ({}, {"GAMMA_KEY": "g"}, "extract", ["gamma", "own"], "auto-detected from GAMMA_KEY"),
-    ({"backend": ["gamma"]}, {"ALPHA_KEY": "a"}, "search", ["alpha", "free"],
-     "auto-detected from ALPHA_KEY"),
     # 4. the zero-key default
     ({}, {}, "search", ["free"], "zero-key default"),
     ({}, {}, "extract", ["own"], "zero-key default"),
@@ -70,12 +66,33 @@ def test_selection_order(registry, settings, env, capability, chain, reason):
     assert resolution.reason == reason
 
 
-def test_named_but_unconfigured_falls_through_with_warning(registry, caplog):
+def test_a_chain_skips_its_unconfigured_links_with_a_warning(registry, caplog):
     caplog.set_level(logging.WARNING, logger="pipeline.providers")
-    resolution = registry.resolve("search", Settings(search_backend=["alpha"]), {})
-    assert resolution.chain == ["free"]
+    resolution = registry.resolve("search", Settings(search_backend=["alpha", "beta"]),
+                                  {"BETA_KEY": "b"})
+    assert resolution.chain == ["beta"]
     assert any("'alpha' but it is not configured" in w for w in resolution.warnings)
     assert "not configured" in caplog.text
+
+
+@pytest.mark.parametrize("settings, override, capability, named", [
+    ({"search_backend": ["alpha"]}, None, "search", "'alpha'"),
+    ({}, ["alpha"], "search", "'alpha'"),  # the caller's backend= (a flag, an argument)
+    ({"search_backend": ["alpha"], "backend": ["beta"]}, None, "search", "'alpha'"),
+    ({"backend": ["gamma"]}, None, "extract", "'gamma'"),
+    ({"backend": ["gamma"]}, None, "search", "'gamma'"),  # not auto-detection instead
+    ({"extract_backend": ["beta", "gamma"]}, None, "extract", "'beta', 'gamma'"),
+])
+def test_a_provider_named_but_not_configured_is_a_config_error(registry, settings, override,
+                                                                capability, named):
+    with pytest.raises(PipelineError) as info:
+        registry.resolve(capability, Settings(**settings), {"BETA_KEY": ""},
+                         override=override)
+    assert info.value.kind == "config"
+    message = info.value.message
+    assert named in message and "not configured" in message
+    configured = "free" if capability == "search" else "own"
+    assert message.endswith(f"configured {capability} providers: {configured}"), message
 
 
 def test_override_beats_settings(registry):

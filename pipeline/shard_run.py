@@ -1,0 +1,151 @@
+"""One shard of a sharded run: its items through the engine into its part file.
+
+The same function runs ``--shard K/N`` in this process, each process of ``--processes N``
+and each Ray task. A shard always continues its own partial part when there is one,
+skipping the records it holds, so a resumed or retried shard never writes a line twice; a
+run without ``--resume`` clears the shard's files before it starts (:func:`prepare`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.batch import STOP_SIGNALS, OnRecord, extract_items, resuming, scan_output
+from pipeline.engine import Summary
+from pipeline.errors import PROG, UsageError
+from pipeline.extract import load_registry
+from pipeline.fetch.base import Fetcher
+from pipeline.inputs import InputItem, open_input, read_items
+from pipeline.progress import ProgressBar
+from pipeline.settings import Settings
+from pipeline.shards import (
+    OutputDir,
+    Spool,
+    manifest,
+    open_output_dir,
+    parse_shard,
+    read_manifest,
+    shard_items,
+    split_items,
+)
+from pipeline.sinks import DoneSet, JsonlSink
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """What a shard run needs besides its items (picklable: it crosses into processes)."""
+
+    output: OutputDir
+    shard: int
+    settings: Settings
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard} of {self.output.shards}"
+
+
+async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetcher | None = None,
+                    on_record: OnRecord | None = None,
+                    on_resume: Callable[[DoneSet, int], None] | None = None,
+                    signals: Iterable[int] = STOP_SIGNALS) -> Summary:
+    """Extract the shard's ``items`` into its part, then mark the shard done unless the run
+    was stopped. ``on_resume(done, dropped_bytes)`` is told what the part held already."""
+    registry = load_registry(job.settings)
+    part = job.output.resumable_part(job.shard)
+    done, dropped = scan_output(str(part))
+    if on_resume is not None and (len(done) or dropped or done.invalid):
+        on_resume(done, dropped)
+    try:
+        sink = JsonlSink.open(part, append=True, background=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {part}: {exc.strerror}") from exc
+    try:
+        summary = await extract_items(items, sink.write, job.settings, registry=registry,
+                                      fetcher=fetcher, done=done if len(done) else None,
+                                      on_record=on_record, signals=signals)
+    finally:
+        sink.close()
+    if not summary.interrupted:
+        job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
+                                        "records": len(done) + summary.records})
+    return summary
+
+
+def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
+            only: int | None = None) -> OutputDir:
+    """The output directory of a sharded run, checked (``--resume``) or cleared (the shards
+    this run will do: ``only`` that one, or every one). ``shards`` None: the resumed run's
+    count."""
+    if shards is None:
+        found = read_manifest(Path(args.output)) if args.resume else None
+        if found is None:
+            raise UsageError("the number of shards is not known: give --shards N")
+        shards = int(found["shards"])
+    output = open_output_dir(args.output, manifest(shards, args.urls, settings),
+                             resume=args.resume)
+    if not args.resume:
+        for shard in range(shards) if only is None else [only]:
+            output.clear(shard)
+    return output
+
+
+@contextmanager
+def spooled(args: argparse.Namespace, output: OutputDir) -> Iterator[dict[int, Spool]]:
+    """The input read once and split: the items of each shard not done yet, in spool files
+    in a hidden folder of the output directory (removed after)."""
+    directory = Path(tempfile.mkdtemp(prefix=".items-", dir=output.path))
+    try:
+        source = open_input(args.urls)
+        try:
+            spools = split_items(read_items(source), output.shards, output.pending(), directory)
+        finally:
+            if source is not sys.stdin.buffer:
+                source.close()
+        yield spools
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def say(settings: Settings, message: str) -> None:
+    if not settings.quiet:
+        print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def run_one_shard(args: argparse.Namespace, settings: Settings, *,
+                  fetcher: Fetcher | None = None) -> Summary:
+    """``--shard K/N``: this process reads the whole input and extracts shard K's items."""
+    shard, shards = parse_shard(args.shard)
+    output = prepare(args, settings, shards, only=shard)
+    job = ShardJob(output, shard, settings)
+    if output.is_done(shard):
+        say(settings, f"{job.name} is already done ({output.part(shard)})")
+        return Summary(skipped=output.read_marker(shard)["records"])
+    show = not settings.quiet and sys.stderr.isatty()
+    total = None
+    if show and args.urls != "-":
+        with open_input(args.urls) as source:
+            total = sum(1 for _ in shard_items(read_items(source), shard, shards))
+    progress = ProgressBar(total, enabled=show)
+
+    def resumed(done: DoneSet, dropped: int) -> None:
+        progress.shrink(len(done))
+        say(settings, resuming(output.partial(shard), done, dropped))
+
+    source = open_input(args.urls)
+    try:
+        items = shard_items(read_items(source), shard, shards)
+        return asyncio.run(run_shard(job, items, fetcher=fetcher, on_record=progress.update,
+                                     on_resume=resumed))
+    finally:
+        progress.close()
+        if source is not sys.stdin.buffer:
+            source.close()
+
