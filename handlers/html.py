@@ -17,7 +17,7 @@ from handlers.decode import decode_body
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dates import dateline
-from handlers.html_dom import parse, text_length, text_of
+from handlers.html_dom import heading_text, parse, text_length, text_of
 from handlers.html_extract import (
     best_candidate,
     drop_threads,
@@ -65,7 +65,7 @@ def _headline(root: etree._Element, title: str | None) -> etree._Element | None:
     wanted = " ".join((title or "").split()).lower()
     first = None
     for heading in root.iter("h1", "h2"):
-        if wanted and " ".join(text_of(heading).split()).lower() == wanted:
+        if wanted and heading_text(heading).lower() == wanted:
             return heading
         if first is None and heading.tag == "h1":
             first = heading

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, names, text_length, text_of
+from handlers.html_dom import drop, heading_text, inside_code, text_length, text_of
 from handlers.html_extract import class_weight, link_density
 from handlers.html_tags import BLOCK_TAGS
 
@@ -56,9 +56,10 @@ _DATE = re.compile(
     r"\d{1,2}:\d{2}\s*(?:am|pm)?|(?:updated|published|posted)\b)",
 )
 # Blocks that can be a list of links rather than prose.
-_CONTAINERS = ("div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure", "header",
-               "footer")
+_CONTAINERS = frozenset({"div", "section", "ul", "ol", "aside", "table", "dl", "p", "figure",
+                         "header", "footer"})
 _PROSE_CHARS = 150
+_Links = dict[etree._Element, int]
 # A sentence ends with a period after a word of 3+ letters (not "p.m." or "Jan.").
 _SENTENCE_END = re.compile(r"[^\W\d_]{3,}[.!?。]['\"”’)]?$")
 _TEASER_CHARS = 800
@@ -95,10 +96,13 @@ def _furniture_name(label: str, discussion: bool) -> bool:
         or (not discussion and _ATTRIBUTION_NAMES.search(label)))
 
 
-def _removable_by_name(element: etree._Element, discussion: bool) -> bool:
+def _removable_by_name(element: etree._Element, discussion: bool, links: _Links) -> bool:
     # Blockquotes are quotations or embedded posts ("social" embeds): content, whatever named.
-    return element.tag != "blockquote" and _furniture_name(names(element), discussion) and (
-        text_length(element) < 300 or link_density(element) > 0.5
+    label, ident = element.get("class"), element.get("id")
+    if not (label or ident) or element.tag == "blockquote":
+        return False
+    return _furniture_name(f"{label or ''} {ident or ''}".lower(), discussion) and (
+        text_length(element) < 300 or link_density(element, links) > 0.5
     )
 
 
@@ -120,7 +124,7 @@ def _data_table(table: etree._Element) -> bool:
     return len(rows) >= 3 and max(len(r.findall("td")) for r in rows) >= 3
 
 
-def _link_block(element: etree._Element) -> bool:
+def _link_block(element: etree._Element, links: _Links) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
     if element.tag not in _CONTAINERS or next(element.iter("a"), None) is None:
         return False  # no link at all: no need to measure
@@ -129,7 +133,7 @@ def _link_block(element: etree._Element) -> bool:
     length = text_length(element)
     if not length:
         return False
-    density = link_density(element)
+    density = link_density(element, links)
     if element.tag == "p" and (length * (1 - density) >= _PROSE_CHARS or density < 0.8):
         # A paragraph is prose unless it is nearly all link ("Related: <headline>").
         return False
@@ -159,7 +163,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         # Leaf-ish blocks only: a container holding the article must not be judged whole.
         if any(c.tag in BLOCK_TAGS for c in element):
             continue
-        text = _squash(text_of(element))
+        text = (heading_text(element).lower() if element.tag in _HEADINGS
+                else _squash(text_of(element)))
         if not text:
             continue
         if element.tag not in ("h1", "h2", "h3", "time") and len(text) >= _PARAGRAPH_CHARS:
@@ -178,25 +183,30 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
             drop(element)
 
 
+_CAPTION_TAGS = frozenset({"span", "div", "p", "small", "cite"})
+
+
 def _figure_caption(element: etree._Element) -> bool:
     """Text a ``<figure>`` holds beside its picture, without ``<figcaption>``: a caption or a
     credit. (Figures also wrap quotations, code and tables: those stay.)"""
+    if element.tag not in _CAPTION_TAGS:
+        return False
     parent = element.getparent()
     return (parent is not None and parent.tag == "figure"
-            and element.tag in ("span", "div", "p", "small", "cite")
             and element.find(".//img") is None
             and next(element.iter("blockquote", "pre", "table", "code"), None) is None)
 
 
-def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool) -> bool:
+def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool,
+                  links: _Links) -> bool:
     tag = element.tag
-    if (tag == "figcaption" or _removable_by_name(element, discussion)
-            or _link_block(element)):
+    if (tag == "figcaption" or _removable_by_name(element, discussion, links)
+            or _link_block(element, links)):
         return True
     if _figure_caption(element):
         return True
     if tag in ("h1", "h2") and wanted_title:
-        return _squash(text_of(element)) == wanted_title
+        return heading_text(element).lower() == wanted_title
     standalone = tag in BLOCK_TAGS or (tag == "span" and not (element.tail or "").strip())
     return standalone and len(element) == 0 and _is_furniture_text(text_of(element))
 
@@ -271,12 +281,13 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None,
         _drop_teasers(main)
     wanted_title = _squash(title or "")
     code = inside_code(main)
+    links: _Links = {}  # nested blocks share their links; nothing is dropped until the end
     doomed = []
     for element in main.iter():
         tag = element.tag
         if not isinstance(tag, str) or element is main or element in code:
             continue
-        if _is_furniture(element, wanted_title, discussion):
+        if _is_furniture(element, wanted_title, discussion, links):
             doomed.append(element)
     for element in doomed:
         drop(element)

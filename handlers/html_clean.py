@@ -64,8 +64,32 @@ def _shows_little(body: etree._Element | None, tucked: list[etree._Element]) -> 
     return away >= _TUCKED_AWAY_CHARS and text_length(body) - away < _SHOWN_SHARE * away
 
 
+def place_streamed(root: etree._Element) -> None:
+    """Move content a page streams in hidden containers to the placeholders it fills.
+
+    A server streaming its render (React's streaming SSR, which Next.js and others use)
+    sends each late part as ``<div hidden id="S:n">`` at the end of the page, with a script
+    that swaps it into the ``<template id="B:n">`` (or ``P:n``) placeholder left in place:
+    what the browser shows there, not hidden text."""
+    slots = {t.get("id", "")[2:]: t for t in root.iter("template")
+             if t.get("id", "")[:2] in _STREAM_SLOTS}
+    if not slots:
+        return
+    for part in [d for d in root.iter("div") if d.get("id", "")[:2] == "S:"]:
+        slot = slots.get(part.get("id", "")[2:])
+        if slot is not None and slot.getparent() is not None and "hidden" in part.attrib:
+            del part.attrib["hidden"]
+            drop(part)  # its tail text stays where it was
+            part.tail = None
+            slot.addprevious(part)
+
+
+_STREAM_SLOTS = ("B:", "P:")
+
+
 def clean_tree(root: etree._Element) -> int:
     """Clean ``root`` in place; return how many hidden elements holding text were removed."""
+    place_streamed(root)
     # Filtered iteration runs inside libxml2; the attribute pass below is the Python part.
     for element in list(root.iter(*DROP_TAGS - {"noscript"}, etree.Comment,
                                   etree.ProcessingInstruction)):

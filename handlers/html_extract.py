@@ -15,20 +15,28 @@ from functools import lru_cache
 
 from lxml import etree
 
-from handlers.html_dom import drop, inside_code, name_words, names, text_length, text_of
+from handlers.html_dom import (
+    drop,
+    inside_code,
+    name_words,
+    names,
+    text_length,
+    text_of,
+    words_of,
+)
 from handlers.html_tags import BLOCK_TAGS
 
 # Removal patterns match whole words or word starts of ``name_words`` (" c product widget "):
 # "ad" never inside "pad", "nav" never inside "canvas".
 # Containers that are boilerplate by name, unless the name also says "this is the article".
-_UNLIKELY = re.compile(
-    r"\b(?:comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
+_UNLIKELY_STARTS = (
+    r"comment|disqus|replies|discussion|share|sharing|social|related|recommend|"
     r"newsletter|subscri|promo|advert|ads?\b|sponsor|sidebar|footer|nav|menu|breadcrumb|"
     r"popup|modal|cookie|banner|masthead|widget|outbrain|taboola|sign ?up|login|toolbar|"
     r"pagination|pager|skip|jump|print|rss\b|follow|more stories|read more|trending|popular|"
-    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust)"
-    r"|\w(?:nav|menu|sidebar|footer)\b",  # compounds: "topnav", "mainmenu"
-)
+    r"tooltip|popover|hovercard|rollover|consent|gdpr|onetrust")
+_UNLIKELY_ENDS = ("nav", "menu", "sidebar", "footer")  # compounds: "topnav", "mainmenu"
+_UNLIKELY = re.compile(rf"\b(?:{_UNLIKELY_STARTS})|\w(?:{'|'.join(_UNLIKELY_ENDS)})\b")
 # Names that say "this is the article" ("lead": the lede).
 _MAYBE = re.compile(r"\b(?:and\b|article|body|column|content|main|post|entry|story|text|"
                     r"shadow|lead)")
@@ -52,8 +60,14 @@ _BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "contentinfo", "b
                                 "dialog", "alertdialog"})
 # Cookie consent, sign-up prompts: out however much text they hold.
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
-_CONSENT = re.compile(r"\b(?:consent|gdpr|onetrust)")
-_COMMENTS = re.compile(r"\b(?:comment|reply|replies|disqus|discussion)")
+_CONSENT_STARTS = r"consent|gdpr|onetrust"
+_CONSENT = re.compile(rf"\b(?:{_CONSENT_STARTS})")
+_COMMENTS_STARTS = r"comment|reply|replies|disqus|discussion"
+_COMMENTS = re.compile(rf"\b(?:{_COMMENTS_STARTS})")
+# A word start of any of the three (words follow a space in ``name_words``): one scan, from
+# one space to the next, rules out most labels before the three regexes run.
+_ANY_START = re.compile(rf" (?:{_UNLIKELY_STARTS}|{_COMMENTS_STARTS}|{_CONSENT_STARTS})")
+_ANY_END = tuple(f"{end} " for end in _UNLIKELY_ENDS)
 _LANDMARK_TAGS = frozenset({"nav", "aside", "footer", "header"})
 _SCORED = frozenset({"p", "pre", "blockquote", "li", "dd"})
 # Containers whose loose text (outside block children) is a paragraph of their own: the
@@ -79,12 +93,21 @@ def _name_weight(text: str) -> int:
     return weight
 
 
-def link_density(element: etree._Element) -> float:
-    """Share of the element's text that sits inside links."""
+def link_density(element: etree._Element,
+                 links: dict[etree._Element, int] | None = None) -> float:
+    """Share of the element's text that sits inside links. ``links`` caches each link's
+    length across calls on one unchanged tree (nested candidates share their links)."""
     total = text_length(element)
     if not total:
         return 0.0
-    linked = sum(text_length(a) for a in element.iter("a"))
+    if links is None:
+        return sum(text_length(a) for a in element.iter("a")) / total
+    linked = 0
+    for a in element.iter("a"):
+        length = links.get(a)
+        if length is None:
+            length = links[a] = text_length(a)
+        linked += length
     return linked / total
 
 
@@ -113,19 +136,22 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
         comment = element.get("itemprop") == "comment"
-        named = bool(element.get("class") or element.get("id"))
-        unlikely, thread, dialog = _name_kinds(name_words(element)) if named else _NOTHING
+        label, ident = element.get("class"), element.get("id")
+        named = bool(label or ident)
+        unlikely, thread, dialog = _label_kinds(label, ident) if named else _NOTHING
         if keep_threads and (thread or comment):
             threads.append(element)
             continue
-        by_tag = tag in _LANDMARK_TAGS or element.get("role") in _BOILERPLATE_ROLES or comment
+        role = element.get("role")
+        by_tag = tag in _LANDMARK_TAGS or role in _BOILERPLATE_ROLES or comment
         if by_tag or (named and (unlikely if by_name else thread or dialog)):
-            doomed.append(element)
+            # Threads and dialogs go however much text they hold.
+            doomed.append((element, thread or comment or dialog or role in _DIALOG_ROLES))
     removed: set[etree._Element] = set()
-    for element in doomed:  # document order: an ancestor is decided before its descendants
+    for element, regardless in doomed:  # document order: ancestors are decided first
         if any(ancestor in removed for ancestor in element.iterancestors()):
             continue
-        if _is_thread(element) or _is_dialog(element):
+        if regardless:
             pass
         elif element.tag in _LANDMARK_TAGS:
             # A landmark wrapping the page (a theme's layout, an unclosed <header>), not
@@ -144,8 +170,16 @@ _NOTHING = (False, False, False)
 
 
 @lru_cache(maxsize=8192)
+def _label_kinds(label: str | None, ident: str | None) -> tuple[bool, bool, bool]:
+    """:func:`_name_kinds` of an element's raw class and id (a page repeats them)."""
+    return _name_kinds(words_of(label, ident))
+
+
+@lru_cache(maxsize=8192)
 def _name_kinds(words: str) -> tuple[bool, bool, bool]:
     """Whether class/id words name boilerplate, a comment thread, a dialog."""
+    if not _ANY_START.search(words) and not any(end in words for end in _ANY_END):
+        return _NOTHING
     return (_unlikely_name(words), bool(_COMMENTS.search(words)), bool(_CONSENT.search(words)))
 
 
@@ -164,15 +198,6 @@ def holds_prose(element: etree._Element) -> bool:
             if found >= _PROSE_PARAGRAPHS:
                 return True
     return False
-
-
-def _is_dialog(element: etree._Element) -> bool:
-    return element.get("role") in _DIALOG_ROLES or bool(_CONSENT.search(name_words(element)))
-
-
-def _is_thread(element: etree._Element) -> bool:
-    """A comment thread: out however much text it holds (comments are off by default)."""
-    return element.get("itemprop") == "comment" or bool(_COMMENTS.search(name_words(element)))
 
 
 def outermost(elements: list[etree._Element]) -> list[etree._Element]:
@@ -230,29 +255,36 @@ def _holds_article(element: etree._Element) -> bool:
     for node in element.iter("article", "div", "section"):
         if (node.get("itemprop") or "").lower() == "articlebody":
             return True
-        if node.tag == "article" and not _COMMENTS.search(name_words(node)):
+        if node.tag == "article" and not _article_names(name_words(node))[0]:
             return True
-        if node is not element and _ARTICLE_BODY.search(name_words(node)):
+        if node is not element and _article_names(name_words(node))[1]:
             return True
     return False
 
 
+@lru_cache(maxsize=8192)
+def _article_names(words: str) -> tuple[bool, bool]:
+    """Whether class/id words name a comment, the article's body."""
+    return bool(_COMMENTS.search(words)), bool(_ARTICLE_BODY.search(words))
+
+
 def _own_text(element: etree._Element) -> str:
     """The text of ``element`` outside its block-level children."""
-    parts = [element.text or ""]
+    text = element.text
+    parts = [text] if text else []
     for child in element:
-        if child.tag in BLOCK_TAGS:
-            parts.append(child.tail or "")
-        else:
-            parts.append(text_of(child) if isinstance(child.tag, str) else "")
-            parts.append(child.tail or "")
-    return " ".join(" ".join(parts).split())
+        if child.tag not in BLOCK_TAGS and isinstance(child.tag, str):
+            parts.append(text_of(child))
+        tail = child.tail
+        if tail:
+            parts.append(tail)
+    return " ".join(" ".join(parts).split()) if parts else ""
 
 
 def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, bool]]:
     """Paragraph-like nodes with their text, and whether they score themselves (a div whose
     loose text is a paragraph) or only their ancestors (a real ``<p>``)."""
-    for element in root.iter():
+    for element in root.iter(*_SCORED, *_LOOSE_TEXT):  # tags filtered inside libxml2
         tag = element.tag
         if tag in _SCORED:
             # A list item or quotation made of paragraphs: those score, not it as well (the
@@ -274,12 +306,21 @@ _TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 
 _ITEM_TAGS = frozenset({"li", "dd"})
 
 
-def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
+_Paragraphs = list[tuple[etree._Element, str, bool]]
+
+
+def readable_paragraphs(root: etree._Element) -> _Paragraphs:
+    """The paragraphs of 25+ characters that scoring reads, in document order."""
+    return [item for item in _paragraphs(root) if len(item[1]) >= 25]
+
+
+def score_candidates(root: etree._Element, paragraphs: _Paragraphs | None = None,
+                     links: dict[etree._Element, int] | None = None
+                     ) -> dict[etree._Element, float]:
     """Content score of every ancestor of a paragraph, scaled by (1 - link density)."""
     scores: dict[etree._Element, float] = {}
-    for paragraph, text, scores_itself in _paragraphs(root):
-        if len(text) < 25:
-            continue
+    for paragraph, text, scores_itself in (
+            readable_paragraphs(root) if paragraphs is None else paragraphs):
         if paragraph.tag in _ITEM_TAGS:
             # A list item is a line, not a paragraph: its commas are a citation's or a
             # spec's, and a long list (references, captions) must not outweigh the prose.
@@ -292,17 +333,18 @@ def score_candidates(root: etree._Element) -> dict[etree._Element, float]:
                 scores[node] = _TAG_BONUS.get(node.tag, 0) + class_weight(node)
             scores[node] += points / (1 if level == 0 else 2 if level == 1 else level * 3)
             node, level = node.getparent(), level + 1
-    return {node: score * (1 - link_density(node)) for node, score in scores.items()}
+    links = {} if links is None else links
+    return {node: score * (1 - link_density(node, links)) for node, score in scores.items()}
 
 
-def prose_mass(root: etree._Element) -> dict[etree._Element, int]:
+def prose_mass(root: etree._Element, paragraphs: _Paragraphs | None = None,
+               links: dict[etree._Element, int] | None = None) -> dict[etree._Element, int]:
     """Characters of readable text (paragraphs of 25+ characters outside links) under each
     element, for every element above such a paragraph."""
     mass: dict[etree._Element, int] = {}
-    for paragraph, text, _scores_itself in _paragraphs(root):
-        if len(text) < 25:
-            continue
-        chars = int(len(text) * (1 - link_density(paragraph)))
+    for paragraph, text, _scores_itself in (
+            readable_paragraphs(root) if paragraphs is None else paragraphs):
+        chars = int(len(text) * (1 - link_density(paragraph, links)))
         node = paragraph
         while node is not None:
             mass[node] = mass.get(node, 0) + chars
@@ -337,7 +379,9 @@ def _kind(element: etree._Element) -> tuple[str, str]:
 def best_candidate(root: etree._Element) -> etree._Element | None:
     """The element holding the main content (possibly a new wrapper of siblings), or None
     when nothing on the page reads like a paragraph."""
-    scores = score_candidates(root)
+    paragraphs = readable_paragraphs(root)
+    links: dict[etree._Element, int] = {}  # the tree is unchanged until _with_siblings
+    scores = score_candidates(root, paragraphs, links)
     if not scores:
         return None
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
@@ -372,11 +416,12 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
             break
     # A winner holding little of the page's prose is one block of many (a review, a product
     # feature, an FAQ answer): climb to the ancestor that holds most of it, if not links.
-    mass = {} if holds_prose(top) else prose_mass(root)
+    mass = {} if holds_prose(top) else prose_mass(root, paragraphs, links)
     whole = mass.get(root, 0)
     if whole and mass.get(top, 0) < _COVERS * whole:
         for ancestor in _ancestors(top):
-            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor) < 0.5:
+            if mass.get(ancestor, 0) >= _COVERS * whole and link_density(ancestor,
+                                                                          links) < 0.5:
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break
@@ -386,7 +431,7 @@ def best_candidate(root: etree._Element) -> etree._Element | None:
         length = text_length(top)
         for ancestor in _ancestors(top)[:_LIST_CLIMB]:
             if (text_length(ancestor) >= _RICHER * length
-                    and link_density(ancestor) < _LIST_ANCESTOR_LINKS):
+                    and link_density(ancestor, links) < _LIST_ANCESTOR_LINKS):
                 scores.setdefault(ancestor, scores[top])
                 top = ancestor
                 break

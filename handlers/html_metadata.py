@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin
 
 from lxml import etree
 
 from handlers.html_dates import iso_date
-from handlers.html_dom import text_of
+from handlers.html_dom import heading_text, text_of
 from handlers.html_page_type import page_type
 
 _SPACE = re.compile(r"\s+")
@@ -107,16 +109,51 @@ def _valid_byline(text: str) -> bool:
             and any(ch.isalpha() for ch in text))
 
 
-_AUTHOR_NODES = etree.XPath(
-    "//*[@rel='author' or @itemprop='author' or contains(@rel, ' author')]"
-)
 _NOT_BYLINE = re.compile(r"bio|avatar|image|photo|img|comment|box|more|about|related",
                          re.IGNORECASE)
+_NOT_BYLINE_TAGS = frozenset({"script", "style", "form", "input", "label", "img"})
 
 
-def _byline_candidates(root: etree._Element, meta: dict[str, str],
+@dataclass
+class _Marked:
+    """What one walk of the page finds for the metadata rules, each in document order."""
+
+    authors: list[etree._Element]  # rel=author, itemprop=author
+    bylines: list[etree._Element]  # visible elements the page names "byline" or "author"
+    itemtypes: list[str]  # microdata types
+
+
+@lru_cache(maxsize=4096)
+def _byline_label(label: str) -> bool:
+    label = label.lower()
+    return ("byline" in label or "author" in label) and not _NOT_BYLINE.search(label)
+
+
+def _marked(root: etree._Element) -> _Marked:
+    """One walk instead of an XPath per question (libxml2's XPath walks slower than lxml's
+    iteration)."""
+    marked = _Marked([], [], [])
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        rel, itemprop = element.get("rel"), element.get("itemprop")
+        if rel == "author" or itemprop == "author" or (rel is not None and " author" in rel):
+            marked.authors.append(element)
+        itemtype = element.get("itemtype")
+        if itemtype is not None:
+            marked.itemtypes.append(itemtype)
+        label = element.get("class")
+        if label and _byline_label(label) and element.tag not in _NOT_BYLINE_TAGS:
+            marked.bylines.append(element)
+    body = root.find("body")
+    marked.bylines = [] if body is None else [
+        e for e in marked.bylines if e is body or body in e.iterancestors()]
+    return marked
+
+
+def _byline_candidates(marked: _Marked, meta: dict[str, str],
                        ld: dict[str, Any]) -> Iterator[str]:
-    """Byline sources, strongest first; lazily, as the visible-byline scan costs most."""
+    """Byline sources, strongest first."""
     authors = ld.get("author")
     authors = authors if isinstance(authors, list) else [authors]
     organisations = [a for a in authors if isinstance(a, dict)
@@ -125,22 +162,17 @@ def _byline_candidates(root: etree._Element, meta: dict[str, str],
     for key in ("author", "article:author", "dc.creator", "parsely-author",
                 "sailthru.author", "byl"):
         yield meta.get(key, "")
-    for element in _AUTHOR_NODES(root):
+    for element in marked.authors:
         named = [e for e in element.iter() if e.get("itemprop") == "name"]
         yield text_of(named[0] if named else element)
     # The visible byline: a short element the page names "byline" or "author".
-    body = root.find("body")
-    for element in () if body is None else body.iter():
-        label = (element.get("class") or "").lower()
-        if ("byline" in label or "author" in label) and not _NOT_BYLINE.search(label) and (
-            element.tag not in ("script", "style", "form", "input", "label", "img")
-        ):
-            yield text_of(element)
+    for element in marked.bylines:
+        yield text_of(element)
     yield from _names(organisations)  # a publisher as author: better than nothing
 
 
-def _byline(root: etree._Element, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
-    for candidate in _byline_candidates(root, meta, ld):
+def _byline(marked: _Marked, meta: dict[str, str], ld: dict[str, Any]) -> str | None:
+    for candidate in _byline_candidates(marked, meta, ld):
         cleaned = clean_byline(candidate)
         if _valid_byline(cleaned):
             return cleaned
@@ -169,7 +201,7 @@ def _strip_site(title: str, site: str | None) -> str:
 
 
 def _headings(root: etree._Element) -> list[str]:
-    found = [squash(text_of(h)) for h in root.iter("h1", "h2")]
+    found = [heading_text(h) for h in root.iter("h1", "h2")]
     return [h for h in found if h][:12]
 
 
@@ -196,7 +228,7 @@ def _title(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
     headings = [h for h in _headings(root) if len(h) >= 4 and h.lower() != site_low]
     # The page's one <h1>, when a declared title says the same thing in other words
     # ("Free SEO Checker" for "SEO Checker | Test your website"), is its headline.
-    h1s = [h for h in (squash(text_of(e)) for e in root.iter("h1"))
+    h1s = [h for h in (heading_text(e) for e in root.iter("h1"))
            if len(h) >= 4 and h.lower() != site_low]
     if len(h1s) == 1 and _restates(h1s[0], declared) and (
             h1s[0].lower() not in parts - firsts):  # not the logo's site or book name
@@ -230,6 +262,7 @@ def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
 def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
     """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
     meta = _meta(root)
+    marked = _marked(root)
     objects = _json_ld_objects(root)
     ld = _article_ld(objects)
     publisher = ld.get("publisher")
@@ -249,7 +282,7 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
                      None) or meta.get("og:url")
     image = meta.get("og:image") or meta.get("twitter:image")
     data: dict[str, Any] = {
-        "byline": _byline(root, meta, ld),
+        "byline": _byline(marked, meta, ld),
         "site_name": site,
         "published": published,
         "modified": _date(root, meta, ld, ("article:modified_time", "datemodified",
@@ -259,6 +292,6 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
         "description": meta.get("description") or meta.get("og:description"),
         "canonical_url": urljoin(base_url, canonical) if canonical else None,
         "image": urljoin(base_url, image) if image else None,
-        "page_type": page_type(root, meta, objects),
+        "page_type": page_type(marked.itemtypes, meta, objects),
     }
     return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

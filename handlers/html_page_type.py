@@ -13,8 +13,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from lxml import etree
-
 FORUM, PRODUCT, DOCS, ARTICLE, LISTING = "forum", "product", "docs", "article", "listing"
 
 # schema.org type names (the last part of an itemtype URL) → page type, strongest first.
@@ -36,7 +34,6 @@ _OG_TYPES = ((FORUM, re.compile(r"forum|discussion", re.I)),
 _DOCS_GENERATORS = re.compile(
     r"\b(?:sphinx|mkdocs|docusaurus|mdbook|rustdoc|gitbook|vitepress|docfx|antora|starlight|"
     r"nextra|jsdoc|typedoc|doxygen|javadoc|pdoc|hexdocs|readthedocs)\b", re.I)
-_ITEMTYPES = etree.XPath("//*[@itemtype]/@itemtype")
 
 
 def _type_names(value: Any) -> Iterable[str]:
@@ -44,19 +41,20 @@ def _type_names(value: Any) -> Iterable[str]:
     return (str(v).rsplit("/", 1)[-1] for v in values if isinstance(v, str))
 
 
-def declared_types(root: etree._Element, objects: list[dict[str, Any]]) -> set[str]:
-    """schema.org type names the page declares in JSON-LD and microdata."""
+def declared_types(itemtypes: list[str], objects: list[dict[str, Any]]) -> set[str]:
+    """schema.org type names the page declares in JSON-LD and microdata (``itemtypes``: the
+    page's ``itemtype`` values)."""
     names = {name for item in objects for name in _type_names(item.get("@type"))}
-    for itemtype in _ITEMTYPES(root):
+    for itemtype in itemtypes:
         names.update(_type_names(str(itemtype).split()))
     return names
 
 
-def page_type(root: etree._Element, meta: dict[str, str],
+def page_type(itemtypes: list[str], meta: dict[str, str],
               objects: list[dict[str, Any]]) -> str | None:
     """``forum``, ``product``, ``docs``, ``article`` or ``listing`` when the page declares
-    it, else None."""
-    declared = declared_types(root, objects)
+    it (``itemtypes``: its ``itemtype`` values), else None."""
+    declared = declared_types(itemtypes, objects)
     for kind, names in _SCHEMA_TYPES:
         if kind == ARTICLE and _DOCS_GENERATORS.search(meta.get("generator", "")):
             return DOCS

@@ -13,7 +13,7 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from handlers.html_dom import text_of
+from handlers.html_dom import is_permalink, text_of
 from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
@@ -26,7 +26,6 @@ _BARE_LANGUAGES = frozenset((
 ))
 _MAX_DEPTH = 100  # each level costs up to ~5 Python frames; the limit is 1000
 _MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
-_PERMALINK_MARKS = frozenset({"#", "¶", "§", "🔗", "∞"})
 _REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
 
 
@@ -170,7 +169,7 @@ class _Renderer:
 
     def tag_a(self, element: etree._Element) -> None:
         href = element.get("href")
-        if href and href.startswith("#") and text_of(element).strip() in _PERMALINK_MARKS:
+        if is_permalink(element):
             return  # a heading's permalink anchor ("Path#", "§Examples", "Usage¶")
         if not self.markdown or not href or href.startswith("#"):
             self.children(element)

@@ -106,6 +106,24 @@ def test_a_render_parked_in_a_hidden_container_is_the_page():
     assert all(p in text for p in article)
 
 
+def test_streamed_parts_are_shown_where_their_placeholders_are():
+    # A streaming render: the page shows a header, a short intro and a menu; each late part
+    # arrives hidden at the end of the page, and a script swaps it into its placeholder.
+    intro = "Plan a walking holiday along the coast with maps, tide tables and ferry times."
+    first, second = sentences("coastal path", 2), sentences("ferry timetable", 2)
+    menu = "".join(f"<li><a href='/{n}'>Section {n} of the guide</a></li>" for n in range(30))
+    body = (f"{NAV}<main><h1>Coast guide</h1><p>{intro}</p><template id='B:0'></template>"
+            f"<p>Loading…</p><ul>{menu}</ul><template id='B:1'></template></main>{FOOTER}"
+            f"<div hidden id='S:1'>{paragraphs(second)}</div><script>swap('B:1','S:1')</script>"
+            f"<div hidden id='S:0'>{paragraphs(first)}</div><script>swap('B:0','S:0')</script>"
+            f"<div hidden id='S:7'><p>{'A part no placeholder asks for stays hidden. ' * 9}</p>"
+            "</div>")
+    text = page_keeps(body, first + second)
+    # In their placeholders' order, not the order they arrived in.
+    assert text.index(first[-1]) < text.index(second[0])
+    assert "no placeholder asks" not in text
+
+
 def test_a_captcha_setting_in_page_data_does_not_make_a_short_thread_a_challenge():
     post = ("Has anyone tried the new export option? It works for me on small files, but "
             "large ones stop halfway and the log says nothing useful.")

@@ -70,3 +70,27 @@ def test_the_one_h1_restating_the_declared_title_is_the_headline():
     html = """<html><head><title>Tide tables for the east coast - Example Maps</title>
     </head><body><h1>Join our summer festival</h1><p>Plan a trip.</p></body></html>"""
     assert meta_of(html)[0] == "Tide tables for the east coast"
+
+
+def test_a_heading_title_is_its_text_as_shown():
+    # A line break parts two words; a permalink anchor is navigation, not part of the title.
+    html = """<html><head><title>Garden Tools Guide | Example Shop</title></head><body>
+    <h1>Garden Tools<br>Guide<a class="headerlink" href="#garden-tools">¶</a></h1>
+    <p>Rakes and spades.</p></body></html>"""
+    assert meta_of(html)[0] == "Garden Tools Guide"
+
+
+def test_the_headline_shown_as_the_title_is_not_repeated_in_the_content():
+    from handlers.html import HTML_HANDLER
+    from handlers.registry import HandlerContext
+
+    prose = "".join(f"<p>Spades, rakes and hoes were sorted by size, weight and age in batch "
+                    f"{n}, then cleaned, oiled and hung on the shed wall for spring.</p>"
+                    for n in range(4))
+    html = (f"<html><head><title>Garden Tools Guide | Example Shop</title></head><body>"
+            f"<article><h1>Garden Tools<br>Guide<a href='#top'>¶</a></h1>{prose}</article>"
+            f"</body></html>")
+    doc = HTML_HANDLER.handle(html.encode(), HandlerContext(url="https://shop.example/g",
+                                                            format="text"))
+    assert doc.title == "Garden Tools Guide"
+    assert "Garden Tools" not in doc.content and "batch 3" in doc.content
