@@ -18,15 +18,20 @@ from collections.abc import Callable, Iterable
 from handlers import HandlerRegistry
 from pipeline.engine import BatchEngine, Summary, calm_collector
 from pipeline.errors import PROG, PipelineError, UsageError
+from pipeline.expand import Expander
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.inputs import InputItem, count_items, feed, open_input, read_items
+from pipeline.fetch.client import HttpFetcher
+from pipeline.inputs import InputItem
+from pipeline.local_files import LocalFiles
 from pipeline.models import Record
 from pipeline.pool import ProcessRunner
 from pipeline.progress import ProgressBar
 from pipeline.providers.batch import batch_extract
+from pipeline.run_input import ExpandOptions, RunInput
 from pipeline.settings import Settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.sources import document_fetcher, run_batches, say
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
@@ -81,10 +86,13 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
                         settings: Settings, *, registry: HandlerRegistry,
                         fetcher: Fetcher | None = None, done: DoneSet | None = None,
                         on_record: OnRecord | None = None,
-                        signals: Iterable[int] = STOP_SIGNALS) -> Summary:
-    """One record per item to ``write`` (items in ``done`` are skipped), until the items
-    end or one of ``signals`` stops the run. Raises ``PipelineError('config')`` when the
-    handler workers cannot start."""
+                        signals: Iterable[int] = STOP_SIGNALS,
+                        expand: ExpandOptions | None = None,
+                        local_files: LocalFiles | None = None) -> Summary:
+    """One record per item to ``write`` (items in ``done`` are skipped), then one per URL
+    the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
+    stops the run. Raises ``PipelineError('config')`` when the handler workers cannot
+    start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -94,39 +102,53 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
 
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
                            on_start_failure=stop_on_start_failure)
-    native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
-    async with batch_extract(settings, native) as extract:
-        engine = BatchEngine(settings, extract, write, done=done, on_record=on_record)
-        undo = _install_stop(stop, signals)
-        try:
-            with calm_collector():
-                async with contextlib.aclosing(feed(items)) as batches:
-                    summary = await engine.run(batches, stop)
-        finally:
-            undo()
+    async with contextlib.AsyncExitStack() as fetchers:
+        expander = None
+        if expand is not None and expand.roots:
+            documents = fetcher
+            if fetcher is None:  # two fetchers, one per-host budget
+                fetcher = await fetchers.enter_async_context(
+                    HttpFetcher(settings, early_reject=registry.rejects_early))
+                documents = await fetchers.enter_async_context(
+                    document_fetcher(settings, fetcher.gate))
+            assert documents is not None
+            expander = Expander(expand, documents, settings.max_bytes)
+        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
+                                 local_files=local_files)
+        async with batch_extract(settings, native) as extract:
+            engine = BatchEngine(settings, extract, write, done=done, on_record=on_record)
+            undo = _install_stop(stop, signals)
+            try:
+                with calm_collector():
+                    async with contextlib.aclosing(run_batches(items, expander)) as batches:
+                        summary = await engine.run(batches, stop)
+            finally:
+                undo()
     if start_failures:
         raise start_failures[0]
+    if expander is not None:
+        say(settings, expander.stats.describe(expander.options))
     return summary
 
 
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
-    """The plain batch command: ``args.urls`` to ``args.output`` (stdout when None)."""
+    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None)."""
     registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    run_input: RunInput = args.run_input
     with contextlib.ExitStack() as cleanup:
-        source = open_input(args.urls)
-        if source is not sys.stdin.buffer:
-            cleanup.callback(source.close)
+        items = cleanup.enter_context(run_input.file_items())
         done, dropped = scan_output(args.output) if args.resume else (None, 0)
         sink = open_sink(args.output, append=args.resume)
         cleanup.callback(sink.close)
         show = not settings.quiet and sys.stderr.isatty()
-        total = count_items(args.urls) if show else None
+        total = run_input.count() if show else None
         if total is not None and done is not None:
             total = max(0, total - len(done))  # what this run has left to do
         progress = ProgressBar(total, enabled=show)
         cleanup.callback(progress.close)
         if not settings.quiet and done is not None:
             print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-        return await extract_items(read_items(source), sink.write, settings, registry=registry,
-                                   fetcher=fetcher, done=done, on_record=progress.update)
+        return await extract_items(items, sink.write, settings, registry=registry,
+                                   fetcher=fetcher, done=done, on_record=progress.update,
+                                   expand=run_input.expand, local_files=run_input.local_files)

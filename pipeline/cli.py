@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pipeline.cli_inputs import add_input_arguments, input_from_args
 from pipeline.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.settings import Settings, load_settings
 
@@ -180,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
             "writable (resumable), 130 interrupted.", width=78)
         + f"\n\nexamples:\n{_examples(prog)}",
     )
-    parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
+    parser.add_argument("urls", metavar="URLS", nargs="?",
+                        help="file of URLs, one per line (or a table: --input-format); '-' "
+                        "for stdin; optional with --sitemap/--feed")
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="write records to this file (default: stdout), or for a sharded "
                         "run to this directory")
@@ -198,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shards", type=int, metavar="N",
                         help="with --engine ray: how many shards; default: 4 per CPU of the "
                         "cluster (or the resumed run's)")
+    add_input_arguments(parser)
     add_settings_arguments(parser)
     return parser
 
@@ -302,8 +306,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         args = build_parser().parse_args(argv)
         if args.resume and not args.output:
             raise UsageError("--resume needs -o OUT (the output to resume)")
-        if args.urls != "-" and not os.path.exists(args.urls):
-            raise UsageError(f"no such file: {args.urls}")
+        args.run_input = input_from_args(args)
         settings = settings_from_args(args)
         mode = _check_run_options(args, settings)
         summary = _run(mode, args, settings, fetcher)
