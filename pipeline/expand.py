@@ -48,9 +48,12 @@ class ExpandStats:
     capped: bool = False
 
     def describe(self, options: ExpandOptions) -> str:
-        parts = [f"{self.documents} sitemap/feed documents read", f"{self.urls} URLs"]
+        read = f"{self.documents} sitemap/feed documents read"
+        if self.failed:
+            read += f" ({self.failed} could not be: see their records)"
+        parts = [read, f"{self.urls} URLs"]
         for count, what in ((self.duplicates, "duplicates"), (self.filtered, "filtered out"),
-                            (self.not_http, "not http(s)"), (self.failed, "documents failed")):
+                            (self.not_http, "not http(s)")):
             if count:
                 parts.append(f"{count} {what}")
         if self.capped:
