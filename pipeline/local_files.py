@@ -88,10 +88,11 @@ class LocalFiles:
             raise PipelineError("blocked", f"permission denied: {path}") from None
         except OSError as exc:
             raise PipelineError("invalid_url", f"cannot open {path}: {exc.strerror}") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # a directory opens too; a FIFO would block
+            os.close(fd)
+            raise PipelineError("invalid_url", f"not a regular file: {path}")
         with os.fdopen(fd, "rb", buffering=0) as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise PipelineError("invalid_url", f"not a regular file: {path}")
             if sys.platform.startswith("linux"):
                 opened = Path(os.readlink(f"{_PROC_FD}/{fd}"))
                 if not opened.is_relative_to(self.root):

@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pipeline.inputs import InputItem, open_input
@@ -58,7 +58,8 @@ class RunInput:
             return
         source = open_input(self.path)
         try:
-            yield read_input(source, self.format, self.url_column)
+            items = read_input(source, self.format, self.url_column)
+            yield items if self.local_files is not None else _without_files(items)
         finally:
             if source is not sys.stdin.buffer:
                 source.close()
@@ -82,3 +83,16 @@ class RunInput:
             from pipeline.sources import expanded
 
             yield from expanded(self.expand, settings, following)
+
+
+def _without_files(items: Iterator[InputItem]) -> Iterator[InputItem]:
+    """Items that name a local file, refused here with the flag that would read them."""
+    for item in items:
+        if item.problem is None and item.url and LocalFiles.claims(item.url):
+            if item.url[:5].lower() == "file:":
+                item = replace(item, problem="file: URLs are read only with --allow-files DIR",
+                               problem_kind="blocked")
+            else:
+                item = replace(item, problem="not a URL (no http:// or https://); a local "
+                               "file is read only with --allow-files DIR")
+        yield item
