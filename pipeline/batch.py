@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
 from pipeline.engine import BatchEngine, Summary, calm_collector
@@ -25,6 +26,7 @@ from pipeline.fetch.client import HttpFetcher
 from pipeline.inputs import InputItem
 from pipeline.local_files import LocalFiles
 from pipeline.models import Record
+from pipeline.parquet_sink import is_parquet
 from pipeline.pool import ProcessRunner
 from pipeline.progress import ProgressBar
 from pipeline.providers.batch import batch_extract
@@ -33,12 +35,19 @@ from pipeline.settings import Settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.sources import document_fetcher, run_batches, say
 
+if TYPE_CHECKING:
+    from pipeline.parquet_sink import ParquetSink
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
 
 
 def scan_output(path: str) -> tuple[DoneSet, int]:
     """What an earlier run wrote to ``path`` (see :func:`pipeline.sinks.scan_done`)."""
+    if is_parquet(path):
+        from pipeline.parquet_sink import scan_parquet
+
+        return scan_parquet(path)
     try:
         return scan_done(path)
     except OSError as exc:
@@ -53,9 +62,14 @@ def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
                "(the lines stay)" if done.invalid else ""))
 
 
-def open_sink(path: str | None, *, append: bool) -> JsonlSink:
+def open_sink(path: str | None, *, append: bool) -> JsonlSink | ParquetSink:
+    """The output's sink, chosen by its suffix: JSONL, or Parquet for ``.parquet``."""
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
+    if is_parquet(path):
+        from pipeline.parquet_sink import ParquetSink
+
+        return ParquetSink(path, append=append)
     try:
         return JsonlSink.open(path, append=append, background=True)
     except OSError as exc:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pipeline.cli_inputs import add_input_arguments, input_from_args
 from pipeline.errors import PROG, OutputError, PipelineError, UsageError
+from pipeline.parquet_sink import is_parquet
 from pipeline.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -263,6 +264,9 @@ def _check_run_options(args: argparse.Namespace, settings: Settings) -> str:
         mode = "processes"
     if args.shards is not None and args.shards < 1:
         raise UsageError("--shards must be at least 1")
+    if mode != "plain" and is_parquet(args.output):
+        raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
+                         f"{PROG} merge OUT_DIR -o OUT.parquet")
     if mode != "plain" and not args.output:
         raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
                          "writes a directory: give -o OUT_DIR")
