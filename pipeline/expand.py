@@ -32,6 +32,7 @@ from pipeline.run_input import ExpandOptions
 from pipeline.sitemaps import FEED_ROOTS, SITEMAP_ROOTS, XmlLinks, robots_sitemaps, text_links
 
 CHUNK = 64 * 1024  # bytes parsed between two turns of the event loop
+_ABSOLUTE = re.compile(r"https?://", re.IGNORECASE)
 _SKIPPED_PREFIX = b"\xef\xbb\xbf \t\r\n"
 
 
@@ -111,10 +112,12 @@ class Expander:
         return InputItem(self._number(), url, message, {"source": source}, kind)
 
     def _page(self, link: str, document: str, walk: _Walk) -> InputItem | None:
-        url = urljoin(document, link)
-        if urlsplit(url).scheme.lower() not in ("http", "https"):
-            self.stats.not_http += 1
-            return None
+        url = link
+        if not _ABSOLUTE.match(link):  # most links are: urljoin would cost a third of the walk
+            url = urljoin(document, link)
+            if not _ABSOLUTE.match(url):
+                self.stats.not_http += 1
+                return None
         if (self._include and not any(p.search(url) for p in self._include)) \
                 or any(p.search(url) for p in self._exclude) \
                 or (self.options.same_host and _host(url) != walk.host):

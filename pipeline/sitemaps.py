@@ -21,6 +21,13 @@ _ENTRY = {"url": "page", "sitemap": "sitemap"}  # a <loc>'s parent says what it 
 _ROBOTS_SITEMAP = re.compile(rb"^\s*site-?map\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
+# What may come before the root element: spaces, a declaration, processing instructions,
+# comments, a doctype (with its internal subset); then the root's (prefixed) name.
+_ROOT = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)*"
+                   rb"<(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)", re.DOTALL)
+_ROOT_SEARCH_BYTES = 1 << 20  # a prolog longer than this hides no sitemap
+
+
 def _local(tag: object) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
@@ -33,13 +40,17 @@ class XmlLinks:
 
     def __init__(self) -> None:
         self.root: str | None = None
+        self._head = b""
+        # Only <loc> ends are reported (filtered inside lxml): one event per entry.
         self._parser = etree.XMLPullParser(
-            events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-            huge_tree=False, remove_comments=True, remove_pis=True)
+            events=("end",), tag="{*}loc", resolve_entities=False, no_network=True,
+            load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True)
 
     def feed(self, data: bytes) -> list[tuple[LinkKind, str]]:
         """The links the bytes so far complete; raises ``etree.XMLSyntaxError`` on a
         document that is not well-formed (the links before it were handed out)."""
+        if self.root is None:
+            self._sniff(data)
         self._parser.feed(data)
         return self._links()
 
@@ -48,20 +59,25 @@ class XmlLinks:
         self._parser.close()
         return self._links()
 
+    def _sniff(self, data: bytes) -> None:
+        self._head = (self._head + data)[:_ROOT_SEARCH_BYTES]
+        match = _ROOT.match(self._head.removeprefix(b"\xef\xbb\xbf"))
+        if match is not None:
+            self.root = match.group(1).decode("ascii", errors="replace")
+            self._head = b""
+        elif len(self._head) >= _ROOT_SEARCH_BYTES:
+            self.root = ""  # no root element in sight: not a sitemap
+
     def _links(self) -> list[tuple[LinkKind, str]]:
         found: list[tuple[LinkKind, str]] = []
-        for event, element in self._parser.read_events():
-            if event == "start":
-                if self.root is None:
-                    self.root = _local(element.tag)
-                continue
-            if _local(element.tag) != "loc":
-                continue
+        for _, element in self._parser.read_events():
             entry = element.getparent()
-            kind = _ENTRY.get(_local(entry.tag)) if entry is not None else None
+            if entry is None:
+                continue
+            kind = _ENTRY.get(_local(entry.tag))
             if kind is not None and element.text:
                 found.append((kind, element.text.strip()))  # type: ignore[arg-type]
-            if entry is not None and (container := entry.getparent()) is not None:
+            if (container := entry.getparent()) is not None:
                 while entry.getprevious() is not None:  # the entries before: done with
                     del container[0]
         return found
