@@ -163,6 +163,7 @@ def _examples(prog: str) -> str:
         ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
         ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
         ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+        ("--sitemap URL -o out.parquet", "every URL of a sitemap, as columns"),
     )
     width = max(len(args) for args, _ in examples) + len(prog) + 3
     return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
