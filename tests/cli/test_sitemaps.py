@@ -217,3 +217,20 @@ async def test_an_injected_fetcher_serves_the_documents_too():
         (5, "https://s.test/1", {"source": "https://s.test/a.xml"}),
         (6, "https://s.test/2", {"source": "https://s.test/a.xml"})]
     assert fetcher.calls == {root: 1, "https://s.test/a.xml": 1}
+
+
+async def test_a_sitemap_run_is_resumed_without_doing_a_url_twice(tmp_path):
+    """An earlier run stopped after 4 URLs (--max-urls stands in for the interruption); the
+    resumed run walks the same sitemaps and does only the rest."""
+    out = tmp_path / "out.jsonl"
+    async with site() as (base, gets):
+        args = ["--sitemap", f"{base}/index.xml", "-o", str(out), *LOOPBACK]
+        code, stderr = await run_cli(*args, "--max-urls", "4")
+        assert code == 0, stderr
+        code, stderr = await run_cli(*args, "--resume")
+    assert code == 0, stderr
+    assert "resuming: 4 records already in" in stderr
+    records = read_records(out)
+    assert len(by_url(records)) == len(records) == 11
+    assert sorted(r["index"] for r in records) == list(range(11))
+    assert all(gets[f"/page/{n}"] == 1 for n in range(1, 11))
