@@ -151,12 +151,19 @@ async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
 
     threading.Thread(target=reader, name="pipeline-input", daemon=True).start()
     try:
-        while (item := await queue.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        async for batch in _batches(queue):
+            yield batch
     finally:
         closed.set()
+
+
+async def _batches(queue: asyncio.Queue[list[InputItem] | BaseException | None]
+                   ) -> AsyncIterator[list[InputItem]]:
+    """The batches a producer puts in ``queue``, until None; a producer's error is raised."""
+    while (got := await queue.get()) is not None:
+        if isinstance(got, BaseException):
+            raise got
+        yield got
 
 
 async def feed_async(items: AsyncIterator[InputItem]) -> AsyncIterator[list[InputItem]]:
@@ -181,10 +188,8 @@ async def feed_async(items: AsyncIterator[InputItem]) -> AsyncIterator[list[Inpu
 
     producer = asyncio.ensure_future(produce())
     try:
-        while (got := await queue.get()) is not None:
-            if isinstance(got, BaseException):
-                raise got
-            yield got
+        async for batch in _batches(queue):
+            yield batch
     finally:
         producer.cancel()
         await asyncio.gather(producer, return_exceptions=True)

@@ -24,7 +24,7 @@ _ROBOTS_SITEMAP = re.compile(rb"^\s*site-?map\s*:\s*(\S+)", re.IGNORECASE | re.M
 # What may come before the root element: spaces, a declaration, processing instructions,
 # comments, a doctype (with its internal subset); then the root's (prefixed) name.
 _ROOT = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)*"
-                   rb"<(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)", re.DOTALL)
+                   rb"<(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)(?=[\s/>])", re.DOTALL)
 _ROOT_SEARCH_BYTES = 1 << 20  # a prolog longer than this hides no sitemap
 
 
