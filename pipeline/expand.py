@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, sanitize_message
 from pipeline.feeds import feed_links
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder
@@ -159,6 +159,9 @@ class Expander:
                     yield item
         except PipelineError as exc:  # what was found before the failure was handed out
             yield self._failure(url, parent, exc.kind, exc.message)
+        except Exception as exc:  # a parser's bug costs this document, not the run
+            message = sanitize_message(f"{type(exc).__name__}: {exc}")
+            yield self._failure(url, parent, "extract", message)
         for child in children:
             if depth + 1 > self.options.max_depth:
                 if child not in self._visited:

@@ -11,8 +11,6 @@ import asyncio
 import codecs
 import concurrent.futures
 import json
-import os
-import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -99,14 +97,6 @@ def open_input(path: str) -> BinaryIO:
         return open(path, "rb")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def count_items(path: str) -> int | None:
-    """Items in a regular file (one streamed pass); None for pipes and stdin."""
-    if path == "-" or not stat.S_ISREG(os.stat(path).st_mode):
-        return None
-    with open(path, "rb") as handle:
-        return sum(1 for _ in read_items(handle))
 
 
 async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:

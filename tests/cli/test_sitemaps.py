@@ -234,3 +234,19 @@ async def test_a_sitemap_run_is_resumed_without_doing_a_url_twice(tmp_path):
     assert len(by_url(records)) == len(records) == 11
     assert sorted(r["index"] for r in records) == list(range(11))
     assert all(gets[f"/page/{n}"] == 1 for n in range(1, 11))
+
+
+async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
+    def broken(body: bytes) -> list[str]:
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr("pipeline.expand.feed_links", broken)
+    fetcher = FakeFetcher({"https://s.test/feed": rss(["https://s.test/1"]),
+                           "https://s.test/map": urlset(["https://s.test/2"])},
+                          media_type="application/xml")
+    options = ExpandOptions(sitemaps=("https://s.test/map",), feeds=("https://s.test/feed",))
+    expander = Expander(options, fetcher, 1 << 20)
+    items = [item async for item in expander.items()]
+    assert [(i.url, i.problem_kind if i.problem else None) for i in items] == [
+        ("https://s.test/2", None), ("https://s.test/feed", "extract")]
+    assert "parser bug" in items[1].problem
