@@ -159,6 +159,8 @@ class Expander:
                     yield item
         except PipelineError as exc:  # what was found before the failure was handed out
             yield self._failure(url, parent, exc.kind, exc.message)
+        except _Capped:
+            raise
         except Exception as exc:  # a parser's bug costs this document, not the run
             message = sanitize_message(f"{type(exc).__name__}: {exc}")
             yield self._failure(url, parent, "extract", message)
