@@ -1,4 +1,5 @@
-"""A batch run in this process: input items through the engine into a JSONL sink.
+"""A batch run in this process: input items (and the URLs of its sitemaps and feeds) through
+the engine into a JSONL or Parquet sink.
 
 :func:`extract_items` is the engine with its handler pool, providers and stop signals; it
 serves the plain command (:func:`run_batch`: one input, one output file or stdout) and each

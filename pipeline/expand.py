@@ -6,7 +6,7 @@ fetched in turn (depth first, at most ``max_depth`` levels below the root, each 
 once, so a loop ends), a robots.txt's ``Sitemap:`` lines likewise, and the links of a
 ``urlset``, a plain-text sitemap or a feed become items whose ``source`` is the document
 they were found in. Links are resolved against their document, kept only when ``http(s)``
-and through the filters, de-duplicated (64-bit hashes, about 70 bytes per URL), and end at
+and through the filters, de-duplicated (64-bit hashes, about 78 bytes per URL), and end at
 ``max_urls``. Every document comes through the run's fetcher (caps, safety policy, per-host
 politeness, robots.txt), one at a time; one that fails becomes an error record (its URL,
 the error, the document that named it) and the walk goes on.
@@ -167,6 +167,7 @@ class Expander:
         for child in children:
             if depth + 1 > self.options.max_depth:
                 if child not in self._visited:
+                    self._visited.add(child)
                     yield self._failure(child, document, "too_large", "sitemap nested deeper "
                                         f"than --sitemap-depth {self.options.max_depth}")
                 continue
