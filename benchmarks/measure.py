@@ -34,6 +34,7 @@ class Measurement:
     root_cpu_s: float  # the command's own process (last sample), without its descendants
     stdout: str
     stderr: str
+    first_line_s: float | None = None  # when the first line reached stdout (None: never)
 
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -117,6 +118,36 @@ class _TreeSampler(threading.Thread):
             self.sample()
 
 
+class _Output:
+    """Reads a process's stdout and stderr on threads, noting when stdout's first line came."""
+
+    def __init__(self, proc: subprocess.Popen[str], started: float) -> None:
+        self.first_line_s: float | None = None
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self._readers = [threading.Thread(target=self._read_stdout, args=(proc, started)),
+                         threading.Thread(target=self._read_stderr, args=(proc,))]
+        for reader in self._readers:
+            reader.start()
+
+    def _read_stdout(self, proc: subprocess.Popen[str], started: float) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if self.first_line_s is None:
+                self.first_line_s = time.perf_counter() - started
+            self.stdout.append(line)
+
+    def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        self.stderr.append(proc.stderr.read())
+
+    def collect(self) -> tuple[str, str]:
+        """Both streams whole (each ends when every process holding it has closed it)."""
+        for reader in self._readers:
+            reader.join()
+        return "".join(self.stdout), "".join(self.stderr)
+
+
 def run_measured(
     command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
     timeout: float | None = None, interval: float = 0.05,
@@ -131,12 +162,14 @@ def run_measured(
     )
     sampler = _TreeSampler(proc.pid, interval)
     sampler.start()
+    output = _Output(proc, started)
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        stdout, stderr = proc.communicate()
-        stderr += f"\n[killed after {timeout} s]"
+        proc.wait()
+        output.stderr.append(f"\n[killed after {timeout} s]")
+    stdout, stderr = output.collect()
     wall = time.perf_counter() - started
     sampler.halt.set()
     sampler.join()
@@ -144,4 +177,5 @@ def run_measured(
         _reap_orphans({child.pid for child in psutil.Process().children()} - ours_before)
     cpu = max(_children_cpu() - cpu_before, sum(sampler.cpu_by_pid.values()))
     root_cpu = sampler.cpu_by_pid.get(proc.pid, 0.0)
-    return Measurement(proc.returncode, wall, cpu, sampler.peak_rss, root_cpu, stdout, stderr)
+    return Measurement(proc.returncode, wall, cpu, sampler.peak_rss, root_cpu, stdout, stderr,
+                       output.first_line_s)

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
@@ -63,8 +64,10 @@ def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
                "(the lines stay)" if done.invalid else ""))
 
 
-def open_sink(path: str | None, *, append: bool) -> JsonlSink | ParquetSink:
-    """The output's sink, chosen by its suffix: JSONL, or Parquet for ``.parquet``."""
+def open_sink(path: str | os.PathLike[str] | None, *,
+              append: bool) -> JsonlSink | ParquetSink:
+    """A sink writing to ``path`` (stdout when None), chosen by its suffix: JSONL, or Parquet
+    for ``.parquet``; a ``UsageError`` if it cannot open."""
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
     if is_parquet(path):
@@ -97,17 +100,27 @@ def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], N
     return undo
 
 
-async def extract_items(items: Iterable[InputItem], write: Callable[[Record], None],
+@dataclass
+class RunOutput:
+    """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
+    names the records it held already (``--resume``; None: start afresh)."""
+
+    write: Callable[[Record], None]
+    close: Callable[[], None]
+    done: DoneSet | None = None
+
+
+async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
                         settings: Settings, *, registry: HandlerRegistry,
-                        fetcher: Fetcher | None = None, done: DoneSet | None = None,
-                        on_record: OnRecord | None = None,
+                        fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
                         signals: Iterable[int] = STOP_SIGNALS,
                         expand: ExpandOptions | None = None,
                         local_files: LocalFiles | None = None) -> Summary:
-    """One record per item to ``write`` (items in ``done`` are skipped), then one per URL
-    the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
-    stops the run. Raises ``PipelineError('config')`` when the handler workers cannot
-    start."""
+    """One record per item to the output (items it holds already are skipped), then one per
+    URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
+    stops the run. ``open_output`` is called last, once the fetcher, providers and
+    compressor are open: what they find wrong costs the output nothing. Raises
+    ``PipelineError('config')`` when the handler workers cannot start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -131,14 +144,19 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
-            engine = BatchEngine(settings, extract, write, done=done, on_record=on_record)
-            undo = _install_stop(stop, signals)
+            output = open_output()
             try:
-                with calm_collector():
-                    async with contextlib.aclosing(run_batches(items, expander)) as batches:
-                        summary = await engine.run(batches, stop)
+                engine = BatchEngine(settings, extract, output.write, done=output.done or None,
+                                     on_record=on_record)
+                undo = _install_stop(stop, signals)
+                try:
+                    with calm_collector():
+                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
+                            summary = await engine.run(batches, stop)
+                finally:
+                    undo()
             finally:
-                undo()
+                output.close()
     if start_failures:
         raise start_failures[0]
     if expander is not None:
@@ -148,22 +166,25 @@ async def extract_items(items: Iterable[InputItem], write: Callable[[Record], No
 
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
-    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None)."""
-    registry = load_registry(settings)  # a bad --handler is a config error, before any work
+    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None),
+    checked beforehand by :func:`pipeline.run_check.check_run`."""
+    registry = load_registry(settings)
     run_input: RunInput = args.run_input
     with contextlib.ExitStack() as cleanup:
         items = cleanup.enter_context(run_input.file_items())
-        done, dropped = scan_output(args.output) if args.resume else (None, 0)
-        sink = open_sink(args.output, append=args.resume)
-        cleanup.callback(sink.close)
         show = not settings.quiet and sys.stderr.isatty()
-        total = run_input.count() if show else None
-        if total is not None and done is not None:
-            total = max(0, total - len(done))  # what this run has left to do
-        progress = ProgressBar(total, enabled=show)
+        progress = ProgressBar(run_input.count() if show else None, enabled=show)
         cleanup.callback(progress.close)
-        if not settings.quiet and done is not None:
-            print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-        return await extract_items(items, sink.write, settings, registry=registry,
-                                   fetcher=fetcher, done=done, on_record=progress.update,
+
+        def open_output() -> RunOutput:
+            done, dropped = scan_output(args.output) if args.resume else (None, 0)
+            sink = open_sink(args.output, append=args.resume)
+            if done is not None:
+                progress.shrink(len(done))  # what this run has left to do
+                if not settings.quiet:
+                    print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
+            return RunOutput(sink.write, sink.close, done)
+
+        return await extract_items(items, open_output, settings, registry=registry,
+                                   fetcher=fetcher, on_record=progress.update,
                                    expand=run_input.expand, local_files=run_input.local_files)

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pipeline.cli_inputs import add_input_arguments, input_from_args
 from pipeline.errors import PROG, OutputError, PipelineError, UsageError
-from pipeline.parquet_sink import is_parquet
 from pipeline.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -187,10 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="file of URLs, one per line (or a table: --input-format); '-' "
                         "for stdin; optional with --sitemap/--feed")
     parser.add_argument("-o", "--output", metavar="OUT",
-                        help="write records to this file (default: stdout), or for a sharded "
-                        "run to this directory")
+                        help="write records to this file ('-' or default: stdout), or for a "
+                        "sharded run to this directory")
     parser.add_argument("--resume", action="store_true",
                         help="skip URLs already recorded in OUT (needs -o), append the rest")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what OUT holds (without --resume or --overwrite a "
+                        "non-empty OUT is refused)")
     parser.add_argument("--shard", metavar="K/N",
                         help="run only shard K (0..N-1) of N: the URLs whose host hashes to K "
                         "(needs -o OUT_DIR)")
@@ -247,38 +249,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(overrides, config_file=args.config)
 
 
-def _check_run_options(args: argparse.Namespace, settings: Settings) -> str:
-    """Which run the options ask for (``plain``, ``shard``, ``processes``, ``ray``), or a
-    ``UsageError``."""
-    mode = "plain"
-    if args.engine == "ray":
-        mode = "ray"
-        if settings.processes > 1 or args.shard:
-            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
-    elif args.shards is not None or args.address is not None:
-        raise UsageError("--shards and --address go with --engine ray")
-    elif args.shard and settings.processes > 1:
-        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
-    elif args.shard:
-        mode = "shard"
-    elif settings.processes > 1:
-        mode = "processes"
-    if args.shards is not None and args.shards < 1:
-        raise UsageError("--shards must be at least 1")
-    if mode != "plain" and is_parquet(args.output):
-        raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
-                         f"{PROG} merge OUT_DIR -o OUT.parquet")
-    if mode != "plain" and not args.output:
-        raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
-                         "writes a directory: give -o OUT_DIR")
-    return mode
-
-
 def _run(mode: str, args: argparse.Namespace, settings: Settings,
          fetcher: Fetcher | None) -> Summary:
-    if mode != "plain" and mode != "shard" and fetcher is not None:
-        raise UsageError("an injected fetcher works in this process only (no --processes, "
-                         "no --engine ray)")
     if mode == "ray":
         from pipeline.ray_engine import run_ray
 
@@ -309,12 +281,16 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         return _dispatch(argv[0], argv[1:])
     try:
         args = build_parser().parse_args(argv)
+        if args.output == "-":  # as for the input: stdout
+            args.output = None
         if args.resume and not args.output:
             raise UsageError("--resume needs -o OUT (the output to resume)")
         args.run_input = input_from_args(args)
         settings = settings_from_args(args)
-        mode = _check_run_options(args, settings)
-        summary = _run(mode, args, settings, fetcher)
+        from pipeline.run_check import check_run
+
+        mode = check_run(args, settings, injected_fetcher=fetcher is not None)
+        summary = _run(mode, args, settings, fetcher)  # opens things only now
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -73,7 +73,8 @@ def _row(record: Record) -> dict[str, Any]:
     return row
 
 
-def _parts(directory: Path) -> list[Path]:
+def parts_in(directory: Path) -> list[Path]:
+    """The part files of a Parquet output directory, in order."""
     return sorted(directory.glob(f"{PART_PREFIX}*{SUFFIX}"))
 
 
@@ -95,7 +96,7 @@ class ParquetSink:
             self._directory.mkdir(parents=True, exist_ok=True)
             for leftover in self._directory.glob(f".{PART_PREFIX}*"):  # a crash's temporary
                 leftover.unlink()
-            parts = _parts(self._directory)
+            parts = parts_in(self._directory)
             if not append:
                 for part in parts:
                     part.unlink()
@@ -174,7 +175,7 @@ def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
     directory = Path(path)
     if not directory.is_dir():
         return done, 0
-    for part in _parts(directory):
+    for part in parts_in(directory):
         try:
             table = pq.read_table(part, columns=["index", "url"])
         except (OSError, ValueError) as exc:

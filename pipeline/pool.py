@@ -12,7 +12,8 @@ Workers fork from a ``forkserver`` that has imported the handlers once (~15 ms t
 replace a worker; ``spawn`` where there is none), and each builds the handler registry from
 the same ``module:attribute`` specs as the parent; a handler not in that registry is sent
 pickled. A worker that cannot build it fails its document with ``config``, which stops the
-run (``on_start_failure``).
+run (``on_start_failure``). Pebble (and multiprocessing's pool machinery) is loaded only when
+a pool starts: a run whose bodies are all handled inline never pays for it.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import multiprocessing
+import sys
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
-
-from pebble import ProcessExpired, ProcessPool
+from typing import TYPE_CHECKING
 
 from handlers import (
     BUILTIN_HANDLERS,
@@ -36,6 +36,9 @@ from handlers import (
 from pipeline.errors import PipelineError
 from pipeline.models import Document
 from pipeline.runners import call_handler, cut_to_budget
+
+if TYPE_CHECKING:  # pebble (and multiprocessing's pools) only once a run starts the pool
+    from pebble import ProcessPool
 
 _worker_registries: dict[tuple[str, ...], HandlerRegistry] = {}  # in a worker process
 
@@ -68,12 +71,21 @@ def _handle(reference: str | ContentHandler, specs: tuple[str, ...], body: bytes
     return cut_to_budget(call_handler(reference, body, ctx), ctx)
 
 
+# When this process is killed, the resource tracker it started removes the pool's semaphores
+# and warns about each on stderr after we are gone: the removal is what matters. Helpers
+# started from here on get the filter (their -W options are copied from sys.warnoptions).
+QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
 def worker_context(specs: tuple[str, ...] = ()) -> multiprocessing.context.BaseContext:
     """``forkserver`` preloading the handlers where the platform has one, else ``spawn``."""
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    modules = {__name__, *(spec.partition(":")[0] for spec in (*BUILTIN_HANDLERS, *specs))}
+    modules = {__name__, "pebble", *(spec.partition(":")[0]
+                                     for spec in (*BUILTIN_HANDLERS, *specs))}
     context.set_forkserver_preload(sorted(modules))  # the first pool's list wins: it is global
     return context
 
@@ -107,11 +119,13 @@ class ProcessRunner:
         return handler.name if known is handler else handler
 
     def _new_pool(self) -> ProcessPool:
+        from pebble import ProcessPool
+
         context = (multiprocessing.get_context(self._start_method) if self._start_method
                    else worker_context(self.specs))
         pool = ProcessPool(max_workers=self.size, context=context)
         if not pool.active:  # starts the workers: the caller runs this in a thread
-            raise BrokenProcessPool("the pool stopped as it started")
+            raise RuntimeError("the pool stopped as it started")
         return pool
 
     async def _start(self) -> ProcessPool:
@@ -156,15 +170,22 @@ class ProcessRunner:
             return await asyncio.wrap_future(job)
         except PipelineError as exc:
             raise self._config_error(exc) if exc.kind == "config" else exc from None
-        except TimeoutError:
-            message = f"handler {handler.name!r} took longer than {self.timeout:g}s; worker killed"
-        except ProcessExpired as exc:
-            message = f"handler {handler.name!r}: its worker died (exit code {exc.exitcode})"
-        except BrokenProcessPool as exc:
-            message = f"handler {handler.name!r}: every worker died at once ({exc})"
-        except Exception as exc:  # e.g. a handler sent pickled that does not pickle
-            message = f"handler {handler.name!r} could not run in a worker: {exc}"
-        raise PipelineError("extract", message)
+        except Exception as exc:
+            raise PipelineError("extract", self._failure(handler.name, exc)) from None
+
+    def _failure(self, name: str, exc: Exception) -> str:
+        """What went wrong with a document in the pool (pebble is loaded by then)."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        from pebble import ProcessExpired
+
+        if isinstance(exc, TimeoutError):
+            return f"handler {name!r} took longer than {self.timeout:g}s; worker killed"
+        if isinstance(exc, ProcessExpired):
+            return f"handler {name!r}: its worker died (exit code {exc.exitcode})"
+        if isinstance(exc, BrokenProcessPool):
+            return f"handler {name!r}: every worker died at once ({exc})"
+        return f"handler {name!r} could not run in a worker: {exc}"  # e.g. does not pickle
 
     async def __aenter__(self) -> ProcessRunner:
         return self

@@ -18,14 +18,15 @@ import os
 import queue
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from pipeline.engine import Summary
 from pipeline.errors import OutputError, PipelineError, UsageError
-from pipeline.extract import load_registry
 from pipeline.inputs import load_items
 from pipeline.local_files import LocalFiles
 from pipeline.models import Record
@@ -42,6 +43,7 @@ from pipeline.sinks import DoneSet
 START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 REPORT_SECONDS = 0.25  # how often a shard process reports its progress
 WAIT_SECONDS = 0.2  # how long the driver waits for a report before it looks at its processes
+DRIVER_CHECK_SECONDS = 0.5  # how often a shard process checks that its driver still runs
 
 
 class _Reporter:
@@ -49,9 +51,20 @@ class _Reporter:
 
     def __init__(self, shard: int, reports: Any) -> None:
         self._shard = shard
-        self._reports = reports
+        self._reports: Any = reports
         self._delta = Summary()
         self._sent = time.monotonic()
+
+    def mute(self) -> None:
+        """Nobody reads the reports any more: send none, and never wait at exit for the
+        queue's pipe to take what is pending (it may be full)."""
+        reports, self._reports = self._reports, None
+        if reports is not None:
+            reports.cancel_join_thread()
+
+    def _put(self, report: tuple[str, int, object]) -> None:
+        if self._reports is not None:
+            self._reports.put(report)
 
     def record(self, record: Record, summary: Summary) -> None:
         self._delta.add(record)
@@ -59,24 +72,43 @@ class _Reporter:
             self.flush()
 
     def resumed(self, done: DoneSet, dropped: int) -> None:
-        self._reports.put(("resumed", self._shard, len(done)))
+        self._put(("resumed", self._shard, len(done)))
 
     def flush(self) -> None:
         if self._delta.records:
-            self._reports.put(("progress", self._shard, self._delta))
+            self._put(("progress", self._shard, self._delta))
             self._delta = Summary()
         self._sent = time.monotonic()
 
     def end(self, kind: str, payload: object) -> None:
         self.flush()
-        self._reports.put((kind, self._shard, payload))
+        self._put((kind, self._shard, payload))
 
 
-def _shard_process(job: ShardJob, spool: Path, reports: Any) -> None:
-    """A shard process: extract the spooled items, then say how it ended."""
+def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
+    """Call ``on_gone`` (from a daemon thread) once the process ``driver`` is no longer this
+    process's parent: it was killed, and this one was left behind."""
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(DRIVER_CHECK_SECONDS)
+        on_gone()
+
+    threading.Thread(target=watch, name="pipeline-driver-watch", daemon=True).start()
+
+
+def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> None:
+    """A shard process: extract the spooled items, then say how it ended. Left behind by a
+    killed driver, it stops as on a stop from the driver (what finished stays in its part,
+    for ``--resume``) and exits without a word."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the driver decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, if forked
     reporter = _Reporter(job.shard, reports)
+
+    def driver_gone() -> None:
+        reporter.mute()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    _watch_driver(driver, driver_gone)
     try:
         with open(spool, "rb") as items:
             summary = asyncio.run(run_shard(job, load_items(items), on_record=reporter.record,
@@ -104,7 +136,8 @@ class _Driver:
         context = multiprocessing.get_context(START_METHOD)
         self.reports = context.Queue()
         self.processes = {
-            shard: context.Process(target=_shard_process, args=(job, spool.path, self.reports),
+            shard: context.Process(target=_shard_process,
+                                   args=(job, spool.path, self.reports, os.getpid()),
                                    name=f"pipeline-shard-{shard}")
             for shard, (job, spool) in jobs.items()}
         self.names = {shard: job.name for shard, (job, _) in jobs.items()}
@@ -171,7 +204,6 @@ class _Driver:
 def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     """Run every shard not done yet, ``settings.processes`` at once (one each)."""
     count = settings.processes
-    load_registry(settings)  # a bad --handler is a config error, before any work
     output = prepare(args, settings, count)
     started = time.monotonic()
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.

@@ -27,7 +27,6 @@ from typing import Any
 
 from pipeline.engine import Summary
 from pipeline.errors import PipelineError, UsageError
-from pipeline.extract import load_registry
 from pipeline.inputs import InputItem, load_items
 from pipeline.progress import ProgressBar, combine
 from pipeline.settings import Settings
@@ -90,7 +89,6 @@ def _stop_signals_interrupt() -> Iterator[None]:
 
 def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
     """Every shard not done yet as a Ray task; the summary of them all."""
-    load_registry(settings)  # a bad --handler is a config error, before any work
     with _ray_session(args.address):
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         shards = args.shards or (None if args.resume else SHARDS_PER_CPU * cpus)

@@ -3,7 +3,8 @@
 The same function runs ``--shard K/N`` in this process, each process of ``--processes N``
 and each Ray task. A shard always continues its own partial part when there is one,
 skipping the records it holds, so a resumed or retried shard never writes a line twice; a
-run without ``--resume`` clears the shard's files before it starts (:func:`prepare`).
+run without ``--resume`` (``--overwrite``: the checks refuse a directory holding files of
+the shards otherwise) clears the shard's files before it starts (:func:`prepare`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.batch import STOP_SIGNALS, OnRecord, extract_items, resuming, scan_output
+from pipeline.batch import (
+    STOP_SIGNALS,
+    OnRecord,
+    RunOutput,
+    extract_items,
+    open_sink,
+    resuming,
+    scan_output,
+)
 from pipeline.engine import Summary
 from pipeline.errors import PROG, UsageError
 from pipeline.extract import load_registry
@@ -38,7 +47,9 @@ from pipeline.shards import (
     shard_items,
     split_items,
 )
-from pipeline.sinks import DoneSet, JsonlSink
+from pipeline.sinks import DoneSet
+
+SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
 
 
 @dataclass(frozen=True)
@@ -62,24 +73,24 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
     """Extract the shard's ``items`` into its part, then mark the shard done unless the run
     was stopped. ``on_resume(done, dropped_bytes)`` is told what the part held already."""
     registry = load_registry(job.settings)
-    part = job.output.resumable_part(job.shard)
-    done, dropped = scan_output(str(part))
-    if on_resume is not None and (len(done) or dropped or done.invalid):
-        on_resume(done, dropped)
-    try:
-        sink = JsonlSink.open(part, append=True, background=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write {part}: {exc.strerror}") from exc
-    try:
-        summary = await extract_items(items, sink.write, job.settings, registry=registry,
-                                      fetcher=fetcher, done=done if len(done) else None,
-                                      on_record=on_record, signals=signals,
-                                      local_files=job.local_files)
-    finally:
-        sink.close()
+    held = 0
+
+    def open_part() -> RunOutput:
+        nonlocal held
+        part = job.output.resumable_part(job.shard)
+        done, dropped = scan_output(str(part))
+        held = len(done)
+        if on_resume is not None and (len(done) or dropped or done.invalid):
+            on_resume(done, dropped)
+        sink = open_sink(part, append=True)
+        return RunOutput(sink.write, sink.close, done)
+
+    summary = await extract_items(items, open_part, job.settings, registry=registry,
+                                  fetcher=fetcher, on_record=on_record, signals=signals,
+                                  local_files=job.local_files)
     if not summary.interrupted:
         job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
-                                        "records": len(done) + summary.records})
+                                        "records": held + summary.records})
     return summary
 
 
@@ -106,8 +117,10 @@ def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
             ) -> Iterator[dict[int, Spool]]:
     """The input read once (its sitemaps and feeds expanded) and split: the items of each
     shard not done yet, in spool files in a hidden folder of the output directory (removed
-    after)."""
-    directory = Path(tempfile.mkdtemp(prefix=".items-", dir=output.path))
+    after; the folders a killed run left are removed first)."""
+    for left in output.path.glob(f"{SPOOL_PREFIX}*"):
+        shutil.rmtree(left, ignore_errors=True)
+    directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
         items = args.run_input.all_items(settings)
         yield split_items(items, output.shards, output.pending(), directory)

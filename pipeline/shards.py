@@ -133,6 +133,11 @@ class OutputDir:
     def is_done(self, shard: int) -> bool:
         return self.marker(shard).exists()
 
+    def holds(self, shard: int) -> bool:
+        """Whether shard ``shard`` wrote anything here (a part, partial or not, or a marker)."""
+        return any(path.exists() for path in (self.part(shard), self.partial(shard),
+                                              self.marker(shard)))
+
     def pending(self) -> list[int]:
         return [shard for shard in range(self.shards) if not self.is_done(shard)]
 
@@ -177,6 +182,11 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise UsageError(f"{path} does not hold a sharded run (its manifest.json is not ours)")
     return data
+
+
+def holds_a_run(path: Path) -> bool:
+    """Whether the directory ``path`` holds a sharded run's files (its manifest or parts)."""
+    return (path / "manifest.json").exists() or any(path.glob("part-*"))
 
 
 def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> OutputDir:

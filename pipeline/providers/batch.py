@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cache import cache_for
 from pipeline.errors import PipelineError
@@ -21,9 +21,18 @@ from pipeline.models import Record
 from pipeline.paging import FULL_TEXT_CHARS, cached_extract
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import one_url_extract, open_extractor
-from pipeline.providers.registry import EXTRACT, ProviderSpec, Registry, default_registry
+from pipeline.providers.registry import (
+    EXTRACT,
+    ProviderSpec,
+    Registry,
+    default_registry,
+    provider_env,
+)
 from pipeline.revalidate import revalidating_extract
 from pipeline.settings import Settings
+
+if TYPE_CHECKING:
+    from pipeline.compress import CompressorConfig
 
 Extract = Callable[[str], Awaitable[Record]]
 
@@ -38,6 +47,20 @@ def _with_native(native: Any, registry: Registry | None) -> Registry:
     return copy
 
 
+def compressor_config(settings: Settings) -> CompressorConfig | None:
+    """The model ``--compress`` calls (None without ``--compress``); ``config`` error when
+    none is configured or its variables are invalid."""
+    if not settings.compress:
+        return None
+    from pipeline.compress import CompressorConfig  # only a compressing run pays its imports
+
+    config = CompressorConfig.from_env(provider_env(settings))
+    if config is None:
+        raise PipelineError("config", "--compress needs a compressor model: set "
+                            "PIPELINE_COMPRESS_MODEL (and its base URL/key)")
+    return config
+
+
 @contextlib.asynccontextmanager
 async def batch_extract(settings: Settings, native: Any, *,
                         registry: Registry | None = None) -> AsyncIterator[Extract]:
@@ -46,17 +69,13 @@ async def batch_extract(settings: Settings, native: Any, *,
     Raises ``PipelineError('config')`` before any work for an unknown/incapable provider name
     or for ``compress`` without a configured compressor.
     """
-    from pipeline.compress import compressing, compressor_from_env
-
     async with contextlib.AsyncExitStack() as stack:
         extract: Extract
         compressor = None
-        if settings.compress:
-            compressor = compressor_from_env(settings)
-            if compressor is None:
-                raise PipelineError("config", "--compress needs a compressor model: set "
-                                    "PIPELINE_COMPRESS_MODEL (and its base URL/key)")
-            await stack.enter_async_context(compressor)
+        if (config := compressor_config(settings)) is not None:
+            from pipeline.compress import OpenAICompressor, compressing
+
+            compressor = await stack.enter_async_context(OpenAICompressor(config, settings))
         extractor = open_extractor(settings, registry=_with_native(native, registry))
         cache = cache_for(settings, batch=True)
         # --cache DIR keeps whole pages, so a later run can cut them to its own budget

@@ -163,3 +163,16 @@ def test_a_full_disk_stops_the_run_with_exit_74_and_whole_parts_only(tmp_path, m
     assert cli.main([str(listing), "-o", str(out), "--resume", *QUIET],
                     fetcher=text_fetcher(URLS)) == 0
     assert [row["url"] for row in rows(out)] == URLS
+
+
+def test_a_parquet_output_holding_records_needs_resume_or_overwrite(tmp_path, capsys):
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(URLS[:3]) + "\n")
+    out = tmp_path / "out.parquet"
+    argv = [str(listing), "-o", str(out), *QUIET]
+    assert cli.main(argv, fetcher=text_fetcher(URLS)) == 0
+    assert cli.main(argv, fetcher=text_fetcher(URLS)) == 2
+    assert "already holds records: --resume" in capsys.readouterr().err
+    listing.write_text(URLS[5] + "\n")
+    assert cli.main([*argv, "--overwrite"], fetcher=text_fetcher(URLS)) == 0
+    assert [row["url"] for row in rows(out)] == [URLS[5]]

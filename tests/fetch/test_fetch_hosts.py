@@ -1,4 +1,8 @@
-"""The per-host gate: concurrency, rate, slow-downs, isolation between hosts, bounded memory."""
+"""The per-host gate: concurrency, rate, slow-downs, isolation between hosts, bounded memory.
+
+Every test runs on a controlled clock (looptime): the loop's time moves only when nothing
+is ready to run, so schedules are exact and no test depends on the machine's load.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import math
 import pytest
 
 from pipeline.fetch.hosts import HostGate, HostThrottled
+
+pytestmark = pytest.mark.looptime
 
 
 async def test_per_host_concurrency_is_bounded():
@@ -29,9 +35,11 @@ async def test_per_host_concurrency_is_bounded():
 async def test_slow_host_does_not_stall_other_hosts():
     gate = HostGate(per_host=1, rate=1000)
     gate.slow_down("slow", 30)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     slow = asyncio.create_task(_enter(gate, "slow"))
-    await asyncio.wait_for(_enter(gate, "fast"), 1)  # admitted at once
-    assert not slow.done()
+    await _enter(gate, "fast")
+    assert loop.time() == start and not slow.done()  # admitted at once
     slow.cancel()
 
 
@@ -40,33 +48,44 @@ async def _enter(gate: HostGate, host: str) -> None:
         pass
 
 
+async def _entries(gate: HostGate, host: str, count: int) -> list[float]:
+    """When each of ``count`` requests started at once passes the gate, from now."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    entered: list[float] = []
+
+    async def one() -> None:
+        async with gate.slot(host):
+            entered.append(loop.time() - start)
+
+    await asyncio.gather(*(one() for _ in range(count)))
+    return entered
+
+
 async def test_slow_down_delays_that_hosts_next_request():
     gate = HostGate(per_host=4, rate=1000)
     gate.slow_down("h", 0.2)
-    task = asyncio.create_task(_enter(gate, "h"))
-    await asyncio.sleep(0.05)
-    assert not task.done()
-    await asyncio.wait_for(task, 1)
+    assert await _entries(gate, "h", 1) == [pytest.approx(0.2)]
+    assert await _entries(gate, "other", 1) == [0]
 
 
 async def test_rate_limit_spaces_requests():
     gate = HostGate(per_host=10, rate=1)  # one request per second, burst of one
-    await _enter(gate, "h")
-    second = asyncio.create_task(_enter(gate, "h"))
-    await asyncio.sleep(0.1)
-    assert not second.done()
-    second.cancel()
+    assert await _entries(gate, "h", 3) == pytest.approx([0, 1, 2])
+
+
+async def test_crawl_delay_spaces_requests_to_the_host():
+    gate = HostGate(per_host=10, rate=1000)
+    gate.set_interval("h", 0.5)  # robots.txt Crawl-delay: 0.5
+    assert await _entries(gate, "h", 3) == pytest.approx([0, 0.5, 1.0])
+    assert await _entries(gate, "other", 3) == [0, 0, 0]
 
 
 async def test_infinite_rate_means_no_rate_limit_but_crawl_delay_still_holds():
     gate = HostGate(per_host=10, rate=math.inf)
-    await asyncio.wait_for(asyncio.gather(*(_enter(gate, "h") for _ in range(200))), 2)
+    assert await _entries(gate, "h", 200) == [0] * 200
     gate.set_interval("h", 10)  # robots.txt Crawl-delay
-    await _enter(gate, "h")
-    second = asyncio.create_task(_enter(gate, "h"))
-    await asyncio.sleep(0.1)
-    assert not second.done()
-    second.cancel()
+    assert await _entries(gate, "h", 2) == pytest.approx([0, 10])
 
 
 async def test_idle_hosts_are_evicted_past_the_cap():
@@ -88,18 +107,20 @@ async def test_busy_and_throttled_hosts_are_kept():
 async def test_pause_beyond_the_deadline_fails_at_once():
     gate = HostGate(per_host=1, rate=1000)
     gate.slow_down("h", 60)
-    deadline = asyncio.get_running_loop().time() + 1
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     with pytest.raises(HostThrottled) as info:
-        async with gate.slot("h", deadline):
+        async with gate.slot("h", start + 1):
             pass
-    assert info.value.wait > 59
+    assert info.value.wait == pytest.approx(60) and loop.time() == start
 
 
 async def test_a_caller_may_hold_its_deadline_while_the_host_is_paused():
     gate = HostGate(per_host=1, rate=1000)
     gate.slow_down("h", 0.2)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 0.05
+    start = loop.time()
+    deadline = start + 0.05
     held: list[float] = []
 
     def hold(seconds: float) -> float:
@@ -107,8 +128,8 @@ async def test_a_caller_may_hold_its_deadline_while_the_host_is_paused():
         return deadline + sum(held)
 
     async with gate.slot("h", deadline, hold):
-        assert loop.time() >= gate._entry("h").not_before  # the pause was waited out
-    assert len(held) == 1 and 0 < held[0] <= 0.2
+        assert loop.time() == pytest.approx(start + 0.2)  # the pause was waited out
+    assert held == [pytest.approx(0.2)]
     gate.slow_down("h", 60)
     with pytest.raises(HostThrottled):  # a hold that cannot cover the pause: at once
         async with gate.slot("h", loop.time() + 1, lambda seconds: loop.time() + 1):
