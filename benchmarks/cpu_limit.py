@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from corpus_server import PageKind, dataset_bodies
 
 from handlers import HandlerContext, HandlerRegistry, default_registry
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 MEDIA_TYPES = {"html": "text/html", "text": "text/plain", "article": "text/plain"}
 

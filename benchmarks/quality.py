@@ -122,8 +122,8 @@ class _StoredPage:
 
 def command_line_records(pages: Sequence[Page], html_extractor: str = "builtin") -> list[Any]:
     """(record, CPU ms) per page, through the command line's per-URL path."""
+    from pipeline.core.settings import Settings
     from pipeline.extract import NativeExtractor
-    from pipeline.settings import Settings
 
     settings = Settings(format="text", html_extractor=html_extractor)
 

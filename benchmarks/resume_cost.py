@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.models import Record
+from pipeline.core.models import Record
 from pipeline.sinks import scan_done
 
 

@@ -93,9 +93,9 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def expand_only(base: str) -> None:
+    from pipeline.core.settings import Settings
     from pipeline.expand import Expander
     from pipeline.run_input import ExpandOptions
-    from pipeline.settings import Settings
     from pipeline.sources import document_fetcher
 
     settings = Settings(allow_net=["127.0.0.1/32"], rate=float("inf"), per_host=64)

@@ -34,8 +34,8 @@ from handlers.html_readability import readability_main
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason, looks_binary
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 # Optional XML prologue and comments, then the document's first HTML tag.
 _SNIFF = re.compile(

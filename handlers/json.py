@@ -7,8 +7,8 @@ import json
 import re
 
 from handlers.decode import decode_body
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 MAX_BYTES = 16 * 1024 * 1024  # parsing is done in memory: refuse anything bigger
 MAX_DEPTH = 64  # deeper nesting is refused (it also renders into mostly indentation)

@@ -27,9 +27,9 @@ from handlers.decode import clean_text
 from handlers.pdf_bounds import check_inflated_size
 from handlers.registry import HandlerContext
 from handlers.sniff import classify
-from pipeline.errors import PipelineError
-from pipeline.models import Document
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
+from pipeline.core.settings import Settings
 
 # One source of truth for the defaults: the documented settings.
 DEFAULT_MAX_PAGES: int = Settings.model_fields["pdf_max_pages"].default

@@ -1,6 +1,6 @@
 """The content-type handler registry.
 
-A handler turns the bytes of one response into a :class:`~pipeline.models.Document`. The
+A handler turns the bytes of one response into a :class:`~pipeline.core.models.Document`. The
 registry picks one per response: custom handlers before built-ins, in registration order;
 the media type first; the first bytes (:mod:`handlers.sniff`) when the type is missing,
 ``application/octet-stream``, or contradicted by the bytes. Nothing matches ⇒
@@ -27,8 +27,8 @@ from handlers.sniff import (
     mostly_binary,
     obviously_unsupported,
 )
-from pipeline.errors import PipelineError
-from pipeline.models import Document, OutputFormat
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document, OutputFormat
 
 ENTRY_POINT_GROUP = "pipeline.handlers"
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ import re
 
 from handlers.decode import decode_body
 from handlers.registry import InlineHandler
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 # Bytes that never occur in text (NUL and C0 controls other than tab, LF, FF, CR, ESC).
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")

@@ -18,8 +18,8 @@ from lxml import html as lxml_html
 from handlers.decode import clean_text, decode_body
 from handlers.registry import HandlerContext
 from handlers.sniff import classify
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 ATOM = "http://www.w3.org/2005/Atom"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"

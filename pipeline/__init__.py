@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from pipeline.models import (
+from pipeline.core.models import (
     Document,
     ErrorInfo,
     ExtractResponse,
@@ -10,7 +10,7 @@ from pipeline.models import (
     SearchResponse,
     SearchResult,
 )
-from pipeline.settings import Settings, load_settings
+from pipeline.core.settings import Settings, load_settings
 
 __version__ = "0.1.0"
 

@@ -19,21 +19,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
+from pipeline.core.errors import PROG, PipelineError, UsageError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.engine import BatchEngine, Summary, calm_collector
-from pipeline.errors import PROG, PipelineError, UsageError
 from pipeline.expand import Expander
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.local_files import LocalFiles
 from pipeline.inputs import InputItem
-from pipeline.local_files import LocalFiles
-from pipeline.models import Record
 from pipeline.parquet_sink import is_parquet
 from pipeline.pool import ProcessRunner
 from pipeline.progress import ProgressBar
 from pipeline.providers.batch import batch_extract
 from pipeline.run_input import ExpandOptions, RunInput
-from pipeline.settings import Settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.sources import document_fetcher, run_batches, say
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import Validators
-from pipeline.models import Record
-from pipeline.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pipeline.cli_inputs import add_input_arguments, input_from_args
-from pipeline.errors import PROG, OutputError, PipelineError, UsageError
-from pipeline.settings import Settings, load_settings
+from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
+from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pipeline.engine import Summary

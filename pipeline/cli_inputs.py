@@ -11,8 +11,8 @@ import argparse
 import os
 import re
 
-from pipeline.errors import UsageError
-from pipeline.local_files import LocalFiles
+from pipeline.core.errors import UsageError
+from pipeline.fetch.local_files import LocalFiles
 from pipeline.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
 from pipeline.tables import INPUT_FORMATS, check_table
 

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
 from pipeline.cli import EXIT_USAGE, PROG, command_parser, parse_command
-from pipeline.errors import PipelineError
-from pipeline.models import SearchResponse
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import SearchResponse
+from pipeline.core.settings import Settings, load_settings
 from pipeline.providers.base import TimeRange
 from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
-from pipeline.settings import Settings, load_settings
 
 
 def _search_parser() -> argparse.ArgumentParser:

@@ -27,13 +27,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline.errors import PipelineError
-from pipeline.models import ErrorInfo, Record
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import Settings
+from pipeline.core.truncate import find_cut, truncate
 from pipeline.providers.common import dig
 from pipeline.providers.http import OwnsClient, VendorClient, env_value, join_url
 from pipeline.providers.registry import provider_env
-from pipeline.settings import Settings
-from pipeline.truncate import find_cut, truncate
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _MIN_PIECE_TARGET = 200

@@ -23,11 +23,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pipeline.errors import sanitize_message
+from pipeline.core.errors import sanitize_message
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import Settings
 from pipeline.frontier import HostFrontier, host_key
 from pipeline.inputs import InputItem
-from pipeline.models import ErrorInfo, Record
-from pipeline.settings import Settings
 from pipeline.sinks import DoneSet
 
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication

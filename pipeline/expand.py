@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
 from pipeline.feeds import feed_links
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder

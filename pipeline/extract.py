@@ -14,18 +14,18 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from handlers import HandlerContext, HandlerRegistry, registry_for
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.models import ErrorInfo, OutputFormat, Record
+from pipeline.core.settings import Settings, load_settings
+from pipeline.core.truncate import Truncated, clip_metadata, clip_title, truncate
 from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError, Validators
-from pipeline.models import ErrorInfo, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions
 from pipeline.runners import CutDocument, InlineRunner, Runner
-from pipeline.settings import Settings, load_settings
-from pipeline.truncate import Truncated, clip_metadata, clip_title, truncate
 
 if TYPE_CHECKING:
     from pipeline.cache import CachedPage
-    from pipeline.local_files import LocalFiles
+    from pipeline.fetch.local_files import LocalFiles
 
 SNIFF_BYTES = 1024
 

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from pipeline.errors import UsageError
+from pipeline.core.errors import UsageError
 
 MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``

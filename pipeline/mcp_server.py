@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pipeline.errors import PipelineError
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.tools import ToolSpec, answer, unknown_tool
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from pipeline.errors import PROG, UsageError
-from pipeline.models import Record
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.models import Record
 from pipeline.parquet_sink import is_parquet
 from pipeline.shards import OutputDir, read_manifest
 from pipeline.sinks import record_key

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.errors import UsageError
+from pipeline.core.errors import UsageError
 from pipeline.parquet_sink import is_parquet, parts_in
 
 FileId = tuple[int, int]  # (device, inode)

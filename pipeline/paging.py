@@ -2,7 +2,7 @@
 
 A truncated record says where the next window starts (``next_offset``); a call with that
 ``offset`` gets the following window of the same size from the cached full text, cut with
-the same rules as :func:`pipeline.truncate.truncate`.
+the same rules as :func:`pipeline.core.truncate.truncate`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pipeline.cache import TextCache, cache_keys
-from pipeline.markdown_cut import open_fence
-from pipeline.models import Record
+from pipeline.core.markdown_cut import open_fence
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
+from pipeline.core.truncate import MARKER, truncate
 from pipeline.providers.base import ExtractOptions
-from pipeline.settings import Settings
-from pipeline.truncate import MARKER, truncate
 
 
 class Window(NamedTuple):
@@ -30,7 +30,7 @@ def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER, *,
            markdown: bool = False) -> Window:
     """The window of ``full_text`` starting at ``offset``, at most ``max_chars`` characters,
     marker included when more text follows. Offset 0 gives exactly what
-    :func:`~pipeline.truncate.truncate` gives; a later window skips whitespace at its start.
+    :func:`~pipeline.core.truncate.truncate` gives; a later window skips whitespace at its start.
     With ``markdown``, a window starting inside a code fence opens it again first."""
     if max_chars <= len(marker):
         raise ValueError(f"max_chars must exceed the marker length ({len(marker)})")

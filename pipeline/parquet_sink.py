@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import OutputError, UsageError
-from pipeline.models import Record
+from pipeline.core.errors import OutputError, UsageError
+from pipeline.core.models import Record
 from pipeline.sinks import DoneSet
 
 SUFFIX = ".parquet"

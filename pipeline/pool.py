@@ -33,8 +33,8 @@ from handlers import (
     build_registry,
     handles_inline,
 )
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 from pipeline.runners import call_handler, cut_to_budget
 
 if TYPE_CHECKING:  # pebble (and multiprocessing's pools) only once a run starts the pool

@@ -25,13 +25,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pipeline.core.errors import OutputError, PipelineError, UsageError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.engine import Summary
-from pipeline.errors import OutputError, PipelineError, UsageError
+from pipeline.fetch.local_files import LocalFiles
 from pipeline.inputs import load_items
-from pipeline.local_files import LocalFiles
-from pipeline.models import Record
 from pipeline.progress import ProgressBar, combine
-from pipeline.settings import Settings
 from pipeline.shard_run import ShardJob, prepare, run_shard, spooled
 from pipeline.shards import OutputDir, Spool
 from pipeline.sinks import DoneSet

@@ -25,11 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pipeline.core.errors import PipelineError, UsageError
+from pipeline.core.settings import Settings
 from pipeline.engine import Summary
-from pipeline.errors import PipelineError, UsageError
 from pipeline.inputs import InputItem, load_items
 from pipeline.progress import ProgressBar, combine
-from pipeline.settings import Settings
 from pipeline.shard_run import ShardJob, prepare, run_shard, say, spooled
 from pipeline.shards import count_lines
 

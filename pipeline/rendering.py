@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 
-from pipeline.models import ErrorInfo, ExtractResponse, Record, SearchResponse
+from pipeline.core.models import ErrorInfo, ExtractResponse, Record, SearchResponse
 
 ENVELOPE_TAG = "untrusted-web-content"
 QUOTED_CHARS = 200  # a URL or query quoted in a failure sentence is cut to this

@@ -16,10 +16,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from pipeline.cache import TextCache, cache_keys
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.extract import NativeExtractor
-from pipeline.models import Record
 from pipeline.paging import FULL_TEXT_CHARS, page_record, text_identity
-from pipeline.settings import Settings
 
 
 def revalidating_extract(native: NativeExtractor, cache: TextCache, settings: Settings, *,

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipeline.errors import PROG, UsageError
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
 from pipeline.output_check import OutputTarget, check_output
 from pipeline.parquet_sink import is_parquet
-from pipeline.settings import Settings
 
 RUN_MODES = ("plain", "shard", "processes", "ray")
 

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from pipeline.fetch.local_files import LocalFiles
 from pipeline.inputs import InputItem, open_input
-from pipeline.local_files import LocalFiles
 from pipeline.tables import read_input
 
 if TYPE_CHECKING:
-    from pipeline.settings import Settings
+    from pipeline.core.settings import Settings
 
 DEFAULT_DEPTH = 4
 

@@ -11,9 +11,9 @@ import asyncio
 from typing import Protocol
 
 from handlers import ContentHandler, HandlerContext
-from pipeline.errors import PipelineError
-from pipeline.models import Document
-from pipeline.truncate import truncate
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
+from pipeline.core.truncate import truncate
 
 
 class Runner(Protocol):
@@ -36,7 +36,7 @@ class Runner(Protocol):
 
 class CutDocument(Document):
     """A document whose content a worker already cut to the call's ``max_chars`` option
-    (``truncated``/``next_offset`` as :func:`pipeline.truncate.truncate` says): the event loop
+    (``truncated``/``next_offset`` as :func:`pipeline.core.truncate.truncate` says): the event loop
     then neither unpickles nor scans text past the budget."""
 
     truncated: bool = False

@@ -28,15 +28,15 @@ from pipeline.batch import (
     resuming,
     scan_output,
 )
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
 from pipeline.engine import Summary
-from pipeline.errors import PROG, UsageError
 from pipeline.extract import load_registry
 from pipeline.fetch.base import Fetcher
+from pipeline.fetch.local_files import LocalFiles
 from pipeline.inputs import InputItem
-from pipeline.local_files import LocalFiles
 from pipeline.progress import ProgressBar
 from pipeline.run_input import RunInput
-from pipeline.settings import Settings
 from pipeline.shards import (
     OutputDir,
     Spool,

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import UsageError
+from pipeline.core.errors import UsageError
+from pipeline.core.settings import Settings
 from pipeline.frontier import host_key
 from pipeline.inputs import InputItem
-from pipeline.settings import Settings
 
 MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.

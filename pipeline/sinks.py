@@ -16,8 +16,8 @@ from typing import BinaryIO
 from pydantic import TypeAdapter
 from pydantic_core import from_json
 
-from pipeline.errors import OutputError
-from pipeline.models import Record
+from pipeline.core.errors import OutputError
+from pipeline.core.models import Record
 
 _TAIL_CHUNK = 64 * 1024
 _DENSE_SLACK = 1 << 20  # indices this far past the dense range go to a dict

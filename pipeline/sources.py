@@ -13,14 +13,14 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Iterable, Iterator
 
-from pipeline.errors import PROG
+from pipeline.core.errors import PROG
+from pipeline.core.settings import Settings
 from pipeline.expand import Expander
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.hosts import HostGate
 from pipeline.fetch.media import is_binary_media_type
 from pipeline.inputs import InputItem, feed, feed_async
 from pipeline.run_input import ExpandOptions
-from pipeline.settings import Settings
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 _SYNC_BATCH = 256  # expanded items per turn of the private loop (sharded runs)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from pipeline.errors import UsageError
+from pipeline.core.errors import UsageError
 from pipeline.inputs import MAX_LINE_BYTES, SHOWN_URL_CHARS, InputItem, read_items, read_lines
 
 INPUT_FORMATS = ("lines", "csv", "tsv", "jsonl")

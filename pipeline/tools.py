@@ -28,10 +28,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from pipeline.errors import PipelineError, describe_validation
-from pipeline.models import ExtractResponse, SearchResponse
+from pipeline.core.errors import PipelineError, describe_validation
+from pipeline.core.models import ExtractResponse, SearchResponse
+from pipeline.core.settings import Settings, load_settings
 from pipeline.rendering import encodable, error_sentence, render
-from pipeline.settings import Settings, load_settings
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")

@@ -34,9 +34,8 @@ from pydantic import (
 )
 
 from pipeline.cache import cache_for
-from pipeline.errors import PipelineError, describe_validation, sanitize_message
-from pipeline.fetch.policy import NetworkPolicy
-from pipeline.models import (
+from pipeline.core.errors import PipelineError, describe_validation, sanitize_message
+from pipeline.core.models import (
     ErrorInfo,
     ExtractResponse,
     OutputFormat,
@@ -44,12 +43,13 @@ from pipeline.models import (
     SearchResponse,
     SearchResult,
 )
+from pipeline.core.settings import Settings, load_settings
+from pipeline.fetch.policy import NetworkPolicy
 from pipeline.paging import read_windows, text_identity
 from pipeline.providers.base import ExtractOptions, SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
 from pipeline.providers.common import check_page_url, check_url
 from pipeline.providers.registry import Registry
-from pipeline.settings import Settings, load_settings
 
 log = logging.getLogger("pipeline.web")
 T = TypeVar("T")
@@ -239,7 +239,7 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     """Read pages: one record per URL, in input order (a single URL may be passed as a
     string). ``settings`` carries every limit and switch, by the batch flags' names
     (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
-    ``Settings(allow_private=True)``); without it, :func:`~pipeline.settings.load_settings`
+    ``Settings(allow_private=True)``); without it, :func:`~pipeline.core.settings.load_settings`
     reads the environment and ``PIPELINE_CONFIG``. ``backend`` as in :func:`web_search`;
     ``compressor`` injects a :class:`~pipeline.compress.Compressor`. A cut page has a
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache

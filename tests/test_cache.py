@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.cache import DB_NAME, TextCache, cache_for, cache_key
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import Validators
-from pipeline.models import ErrorInfo, Record
-from pipeline.settings import Settings
 
 
 class Clock:

@@ -14,10 +14,10 @@ from pipeline.compress import (
     compress_record,
     split_text,
 )
-from pipeline.errors import PipelineError
-from pipeline.models import Record
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.providers.fake import FakeExtractProvider
-from pipeline.settings import Settings
 from pipeline.web import web_extract
 from tests.fetch.conftest import serve_app
 from tests.scripted_server import ScriptedServer, reply_json

@@ -3,10 +3,10 @@
 from mcp import Client
 from pydantic import BaseModel, Field
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, SearchResponse, SearchResult
+from pipeline.core.settings import Settings
 from pipeline.mcp_server import build_server
-from pipeline.models import ErrorInfo, SearchResponse, SearchResult
-from pipeline.settings import Settings
 from pipeline.tools import ToolSpec
 
 

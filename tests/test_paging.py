@@ -4,10 +4,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.cache import TextCache
-from pipeline.models import ErrorInfo, Record
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.truncate import MARKER, truncate
 from pipeline.paging import FULL_TEXT_CHARS, page_record, read_windows, window
 from pipeline.providers.base import ExtractOptions
-from pipeline.truncate import MARKER, truncate
 
 prose = st.lists(
     st.one_of(

@@ -1,6 +1,6 @@
 import re
 
-from pipeline.models import ErrorInfo, ExtractResponse, Record, SearchResponse, SearchResult
+from pipeline.core.models import ErrorInfo, ExtractResponse, Record, SearchResponse, SearchResult
 from pipeline.rendering import ENVELOPE_TAG, neutralise, render
 
 
@@ -123,7 +123,7 @@ def test_failures_quote_urls_and_queries_clipped():
 
 
 async def test_an_answer_quoting_a_lone_surrogate_can_be_encoded():
-    from pipeline.settings import Settings
+    from pipeline.core.settings import Settings
     from pipeline.tools import run_tool
 
     text = await run_tool("web_extract", {"urls": ["http://127.0.0.1:1/\ud800"]},

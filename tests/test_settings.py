@@ -1,7 +1,7 @@
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.settings import load_settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import load_settings
 
 
 def test_precedence_flags_over_env_over_file(tmp_path):

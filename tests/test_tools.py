@@ -105,14 +105,14 @@ def test_arguments_for_rejects_bad_arguments():
 
 
 async def run_stand_in(args, settings):
-    from pipeline.models import SearchResponse, SearchResult
+    from pipeline.core.models import SearchResponse, SearchResult
 
     rows = [SearchResult(title=args.query, url="https://r.test/", position=1)]
     return SearchResponse(ok=True, query=args.query, provider=str(settings.max_chars), results=rows)
 
 
 def stand_in_function():
-    from pipeline.settings import Settings
+    from pipeline.core.settings import Settings
     from pipeline.tools import ToolSpec, agent_function
 
     spec = ToolSpec("find", "Find things.", StandIn, run_stand_in, exclude=("secret",))
@@ -186,6 +186,6 @@ def stand_in_spec():
 
 
 async def run_stand_in_default(args, settings):
-    from pipeline.settings import Settings
+    from pipeline.core.settings import Settings
 
     return await run_stand_in(args, settings or Settings(max_chars=1))

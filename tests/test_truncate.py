@@ -1,7 +1,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.truncate import MARKER, find_cut, truncate
+from pipeline.core.truncate import MARKER, find_cut, truncate
 
 
 @given(st.text(), st.integers(min_value=0, max_value=400))
@@ -80,7 +80,7 @@ def test_budget_smaller_than_the_marker_is_a_plain_cut_that_still_advances():
 
 
 def test_titles_and_metadata_are_clipped_at_any_depth():
-    from pipeline.truncate import (
+    from pipeline.core.truncate import (
         METADATA_CHARS,
         METADATA_ITEMS,
         TITLE_CHARS,
@@ -144,8 +144,8 @@ def _parse(text):
 
 def _kept(source: str, result_text: str) -> str:
     """The part of ``source`` a markdown cut kept: the result without the marker and what
-    :func:`~pipeline.markdown_cut.closing` put before it (the longest reading that fits)."""
-    from pipeline.markdown_cut import closing
+    :func:`~pipeline.core.markdown_cut.closing` put before it (the longest reading that fits)."""
+    from pipeline.core.markdown_cut import closing
 
     body = result_text.removesuffix(MARKER)
     readings = [body[:len(body) - len(tail)] for tail in _TAILS if body.endswith(tail)]

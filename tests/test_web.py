@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from pipeline.errors import PipelineError
-from pipeline.models import ErrorInfo, Record
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import Settings
 from pipeline.providers.fake import FakeExtractProvider, FakeSearchProvider
 from pipeline.providers.registry import BOTH, EXTRACT, ProviderSpec, Registry
-from pipeline.settings import Settings
 from pipeline.web import (
     ExtractArgs,
     SearchArgs,

@@ -7,8 +7,8 @@ import socket
 import aiohttp
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.web import web_extract, web_extract_sync, web_search, web_search_sync
 
 S = Settings(cache=False)

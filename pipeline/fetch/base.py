@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.cookies import CookieFile
 from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
@@ -36,7 +37,6 @@ from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_delay
 from pipeline.fetch.robots import RobotsCache
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
-from pipeline.settings import Settings
 
 ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
           "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")

@@ -25,12 +25,12 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.request_options import check_proxy_url
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
-from pipeline.request_options import check_proxy_url
-from pipeline.settings import Settings
 
 SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
 JUDGEMENT_TTL = 60.0  # seconds a target name's judgement is reused (the connector's DNS TTL)

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from pipeline.models import OutputFormat, Record
+from pipeline.core.models import OutputFormat, Record
 
 TimeRange = Literal["day", "week", "month", "year"]
 
@@ -33,7 +33,7 @@ class SearchOptions(BaseModel):
 
 class SearchPage(BaseModel):
     """A provider's raw answer: rows as the vendor gave them, mapped to dicts with the
-    :class:`~pipeline.models.SearchResult` keys where possible (anything else is kept, so the
+    :class:`~pipeline.core.models.SearchResult` keys where possible (anything else is kept, so the
     kernel's re-validation can fail the search closed), and warnings."""
 
     rows: list[Any] = Field(default_factory=list)

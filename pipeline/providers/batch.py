@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pipeline.cache import cache_for
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.models import Record
 from pipeline.paging import FULL_TEXT_CHARS, cached_extract
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import one_url_extract, open_extractor
@@ -29,7 +30,6 @@ from pipeline.providers.registry import (
     provider_env,
 )
 from pipeline.revalidate import revalidating_extract
-from pipeline.settings import Settings
 
 if TYPE_CHECKING:
     from pipeline.compress import CompressorConfig

@@ -13,13 +13,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.models import ErrorInfo, ErrorKind, OutputFormat, Record
+from pipeline.core.truncate import clip_metadata, clip_title, truncate
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
-from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
 from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.http import VendorError, error_detail
-from pipeline.truncate import clip_metadata, clip_title, truncate
 
 MAX_URL_CHARS = 8192
 _BINARY_SAMPLE = 4096
@@ -185,7 +185,7 @@ def strip_tags(text: object) -> object:
 
 
 def rename_rows(items: Iterable[Any], **keys: str | tuple[str, ...]) -> list[Any]:
-    """Vendor rows with fields renamed to :class:`~pipeline.models.SearchResult`'s
+    """Vendor rows with fields renamed to :class:`~pipeline.core.models.SearchResult`'s
     (``snippet="content"``; a tuple lists fallbacks). Anything that is not an object passes
     through unchanged, for the kernel to refuse."""
     def pick(row: dict[str, Any], names: str | tuple[str, ...]) -> Any:

@@ -9,10 +9,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.errors import PipelineError
-from pipeline.models import ErrorInfo, Record
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.truncate import truncate
 from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
-from pipeline.truncate import truncate
 
 
 class FakeSearchProvider:

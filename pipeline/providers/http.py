@@ -18,13 +18,13 @@ import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from yarl import URL
 
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.settings import Settings
 from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import SOCKS_SCHEMES, socks_connector
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
-from pipeline.settings import Settings
 
 MAX_VENDOR_BODY = 64 * 1024 * 1024  # vendor answers hold many pages at most; never unbounded
 REASON_CHARS = 120  # a vendor's own words in our messages: enough to act on, never a page

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.errors import PipelineError
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 
 Capability = Literal["search", "extract"]
 CAPABILITIES: tuple[Capability, ...] = ("search", "extract")

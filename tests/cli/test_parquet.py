@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import cli, parquet_sink
+from pipeline.core.models import ErrorInfo, Record
 from pipeline.merge import merge_main
-from pipeline.models import ErrorInfo, Record
 from pipeline.parquet_sink import ParquetSink, scan_parquet, schema
 from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli, site

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline import cli
-from pipeline.errors import UsageError
+from pipeline.core.errors import UsageError
 from pipeline.frontier import host_key
 from pipeline.inputs import InputItem, load_items, read_items
 from pipeline.shards import parse_shard, shard_of, split_items

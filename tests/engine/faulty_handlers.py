@@ -7,7 +7,7 @@ import ctypes
 import os
 import time
 
-from pipeline.models import Document
+from pipeline.core.models import Document
 
 
 class _Faulty:

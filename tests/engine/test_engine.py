@@ -6,12 +6,12 @@ import asyncio
 import io
 import random
 
+from pipeline.core.models import Record
+from pipeline.core.settings import load_settings
 from pipeline.engine import BatchEngine
 from pipeline.extract import NativeExtractor
 from pipeline.fetch.base import FakeFetcher
 from pipeline.inputs import MAX_LINE_BYTES, feed, read_items
-from pipeline.models import Record
-from pipeline.settings import load_settings
 from pipeline.sinks import DoneSet
 from tests.engine.conftest import page
 

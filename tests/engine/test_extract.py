@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.core.settings import load_settings
+from pipeline.core.truncate import MARKER
 from pipeline.extract import NativeExtractor
 from pipeline.fetch.base import FakeFetcher, FetchError
 from pipeline.providers.base import ExtractOptions, ExtractProvider
 from pipeline.runners import InlineRunner
-from pipeline.settings import load_settings
-from pipeline.truncate import MARKER
 from tests.engine.conftest import page
 
 SETTINGS = load_settings({"max_chars": 200}, env={})
@@ -106,7 +106,7 @@ async def test_single_url_caller_gets_an_inline_runner_not_a_pool():
 
 
 def test_unknown_handler_spec_is_a_config_error():
-    from pipeline.errors import PipelineError
+    from pipeline.core.errors import PipelineError
 
     with pytest.raises(PipelineError) as caught:
         NativeExtractor(load_settings({"handlers": ["nowhere.module:thing"]}, env={}))

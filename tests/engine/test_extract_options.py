@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from handlers import HandlerContext, HandlerRegistry
+from pipeline.core.models import Document
+from pipeline.core.settings import Settings
 from pipeline.extract import NativeExtractor
 from pipeline.fetch import FakeFetcher
-from pipeline.models import Document
-from pipeline.settings import Settings
 
 
 class _Recorder:

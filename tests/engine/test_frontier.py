@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import load_settings
 from pipeline.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine
 from pipeline.frontier import HostFrontier, host_key
 from pipeline.inputs import InputItem
-from pipeline.models import ErrorInfo, Record
-from pipeline.settings import load_settings
 
 
 def settings(**overrides):

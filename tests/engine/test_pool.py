@@ -13,10 +13,10 @@ import pytest
 
 from handlers import HandlerContext, handles_inline, registry_for
 from handlers.text import INLINE_MAX_BYTES
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.truncate import truncate
 from pipeline.pool import ProcessRunner, worker_context
 from pipeline.runners import CutDocument, InlineRunner
-from pipeline.truncate import truncate
 from tests.engine.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import OutputError
-from pipeline.models import ErrorInfo, Record
+from pipeline.core.errors import OutputError
+from pipeline.core.models import ErrorInfo, Record
 from pipeline.sinks import (
     BACKGROUND_BYTES,
     QUEUED_RECORDS,

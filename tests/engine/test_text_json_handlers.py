@@ -10,7 +10,7 @@ from handlers import HandlerContext, default_registry
 from handlers.json import MAX_DEPTH
 from handlers.json import handler as json_handler
 from handlers.text import handler as text_handler
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 
 def ctx(media_type, format="markdown", charset=None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch import FetchError, HttpFetcher
 from tests.fetch.test_fetch_resolver import FakeResolver
 from tests.forward_proxy import forward_proxy

@@ -9,9 +9,9 @@ import pytest
 from handlers.html import HTML_HANDLER
 from handlers.registry import HandlerContext
 from pipeline import cli
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.mcp_server import build_parser as mcp_parser
-from pipeline.settings import Settings
 from pipeline.web import web_extract
 from tests.cli.conftest import read_records, text_fetcher
 

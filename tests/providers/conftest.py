@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.settings import Settings
+from pipeline.core.settings import Settings
 from tests.scripted_server import ScriptedServer
 
 

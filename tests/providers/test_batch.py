@@ -2,12 +2,12 @@
 
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.models import Record
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
 from pipeline.providers.batch import batch_extract
 from pipeline.providers.fake import FakeExtractProvider
 from pipeline.providers.registry import BOTH, SEARCH, ProviderSpec, Registry
-from pipeline.settings import Settings
 
 URL = "https://a.example/"
 

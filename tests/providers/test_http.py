@@ -2,8 +2,8 @@
 
 import pytest
 
+from pipeline.core.settings import Settings
 from pipeline.providers.http import VendorClient, VendorError, join_url
-from pipeline.settings import Settings
 from tests.forward_proxy import forward_proxy
 from tests.scripted_server import reply_json, reply_slow, reply_text
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.settings import Settings
+from pipeline.core.settings import Settings
 from pipeline.web import web_extract, web_search
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_PAGE
 from tests.scripted_server import reply_json, reply_text

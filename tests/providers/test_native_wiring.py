@@ -1,9 +1,9 @@
 """The native extract provider (our own pipeline) behind the registry and the kernel."""
 
+from pipeline.core.settings import Settings
 from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import default_registry
-from pipeline.settings import Settings
 from pipeline.web import web_extract
 from tests.scripted_server import reply_text
 

@@ -4,7 +4,8 @@ import logging
 
 import pytest
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.providers.fake import FakeExtractProvider, FakeSearchProvider
 from pipeline.providers.registry import (
     BOTH,
@@ -14,7 +15,6 @@ from pipeline.providers.registry import (
     Registry,
     default_registry,
 )
-from pipeline.settings import Settings
 
 
 def spec(name, caps, env_var=None):
@@ -139,7 +139,7 @@ def test_register_adds_a_provider(registry):
 
 
 def test_config_file_provider_env_under_the_environment(registry, tmp_path):
-    from pipeline.settings import load_settings
+    from pipeline.core.settings import load_settings
 
     config = tmp_path / "pipeline.toml"
     config.write_text('[pipeline.provider_env]\nALPHA_KEY = "from-file"\n')

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.providers.base import SearchOptions
 from pipeline.providers.brave import BraveProvider
 from pipeline.providers.brave import search_lang as brave_search_lang

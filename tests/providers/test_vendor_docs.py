@@ -7,7 +7,7 @@ import re
 import pytest
 from aioresponses import aioresponses
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.providers.base import ExtractOptions, SearchOptions
 from pipeline.providers.brave import BraveProvider
 from pipeline.providers.common import url_matcher

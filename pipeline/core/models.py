@@ -1,7 +1,7 @@
 """Public data models: records, documents, errors and search results.
 
 These are the values that cross the library's edges. Inside the code, failures travel as
-:class:`pipeline.errors.PipelineError` exceptions; at the edge they become :class:`ErrorInfo`.
+:class:`pipeline.core.errors.PipelineError` exceptions; at the edge they become :class:`ErrorInfo`.
 """
 
 from __future__ import annotations

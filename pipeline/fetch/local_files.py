@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from pipeline.errors import PipelineError, UsageError
+from pipeline.core.errors import PipelineError, UsageError
 
 if TYPE_CHECKING:
     from pipeline.fetch.base import FetchResult

@@ -3,7 +3,7 @@
 The cut goes at the last paragraph break in the latter half of the window, else at the last
 sentence end past 30% of it, else at the last word boundary, else a hard cut. What is kept is
 always a prefix of the input (trailing whitespace at the cut dropped); for markdown, followed
-by what keeps it valid (see :mod:`pipeline.markdown_cut`).
+by what keeps it valid (see :mod:`pipeline.core.markdown_cut`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from pipeline.markdown_cut import closing, safe_end
+from pipeline.core.markdown_cut import closing, safe_end
 
 MARKER = " ... [truncated]"  # a space keeps it off the last word or full stop
 

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.errors import PipelineError, describe_validation
-from pipeline.models import OutputFormat
-from pipeline.request_options import check_proxy_url, parse_headers
+from pipeline.core.errors import PipelineError, describe_validation
+from pipeline.core.models import OutputFormat
+from pipeline.core.request_options import check_proxy_url, parse_headers
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024

@@ -1,7 +1,7 @@
 """The one exception type used inside the pipeline, and message sanitising.
 
 Code inside raises :class:`PipelineError` with a stable kind; the edges (engine, kernel)
-turn it into an :class:`~pipeline.models.ErrorInfo` value. Nothing outside sees a traceback.
+turn it into an :class:`~pipeline.core.models.ErrorInfo` value. Nothing outside sees a traceback.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from pipeline.models import ErrorInfo, ErrorKind
+from pipeline.core.models import ErrorInfo, ErrorKind
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -46,7 +46,7 @@ def describe_validation(exc: ValidationError, model: type[BaseModel] | None = No
 
 
 class PipelineError(Exception):
-    """A failure with a stable error kind (see ``pipeline.models.ErrorKind``)."""
+    """A failure with a stable error kind (see ``pipeline.core.models.ErrorKind``)."""
 
     def __init__(self, kind: ErrorKind, message: str, *, retryable: bool = False) -> None:
         self.kind: ErrorKind = kind
