@@ -24,7 +24,7 @@ from pipeline.core.models import Record
 from pipeline.core.settings import Settings
 from pipeline.engine import BatchEngine, Summary, calm_collector
 from pipeline.expand import Expander
-from pipeline.extract import NativeExtractor, load_registry
+from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.local_files import LocalFiles

@@ -1,6 +1,6 @@
 """The batch command's handler pool: each document's CPU-bound work in a worker process.
 
-A :class:`~pipeline.runners.Runner` on pebble's ``ProcessPool``, which gives what a batch
+A :class:`~pipeline.extract.runners.Runner` on pebble's ``ProcessPool``, which gives what a batch
 of untrusted pages needs: a time limit per document (past it the worker is killed and
 replaced) and crash isolation (a worker that raises, ``os._exit``s or segfaults costs its
 document an ``extract`` error; the pool goes on). Bodies a handler declares inline
@@ -35,7 +35,7 @@ from handlers import (
 )
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Document
-from pipeline.runners import call_handler, cut_to_budget
+from pipeline.extract.runners import call_handler, cut_to_budget
 
 if TYPE_CHECKING:  # pebble (and multiprocessing's pools) only once a run starts the pool
     from pebble import ProcessPool

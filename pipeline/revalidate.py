@@ -7,7 +7,7 @@ revalidated: one conditional GET (no HEAD); a ``304`` serves the stored record (
 stored as usual. Other pages are fetched and extracted, and stored when they succeed.
 
 Vendor extract backends have no conditional requests: their cached pages expire as before
-(:func:`pipeline.paging.cached_extract`).
+(:func:`pipeline.store.paging.cached_extract`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from pipeline.cache import TextCache, cache_keys
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.extract import NativeExtractor
-from pipeline.paging import FULL_TEXT_CHARS, page_record, text_identity
+from pipeline.extract.native import NativeExtractor
+from pipeline.store.cache import TextCache, cache_keys
+from pipeline.store.paging import FULL_TEXT_CHARS, page_record, text_identity
 
 
 def revalidating_extract(native: NativeExtractor, cache: TextCache, settings: Settings, *,

@@ -71,7 +71,7 @@ def check_config(settings: Settings) -> None:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers and the compressor
     (``PipelineError('config')``). Nothing is opened or contacted."""
-    from pipeline.extract import load_registry
+    from pipeline.extract.native import load_registry
     from pipeline.fetch.policy import NetworkPolicy
     from pipeline.fetch.proxy import proxy_policy
     from pipeline.providers.batch import compressor_config

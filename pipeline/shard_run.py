@@ -31,7 +31,7 @@ from pipeline.batch import (
 from pipeline.core.errors import PROG, UsageError
 from pipeline.core.settings import Settings
 from pipeline.engine import Summary
-from pipeline.extract import load_registry
+from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.local_files import LocalFiles
 from pipeline.inputs import InputItem

@@ -33,10 +33,10 @@ from pydantic import (
     field_validator,
 )
 
-from pipeline.cache import cache_for
 from pipeline.core.errors import PipelineError, describe_validation, sanitize_message
 from pipeline.core.models import (
     ErrorInfo,
+    ExtractOptions,
     ExtractResponse,
     OutputFormat,
     Record,
@@ -45,11 +45,12 @@ from pipeline.core.models import (
 )
 from pipeline.core.settings import Settings, load_settings
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.paging import read_windows, text_identity
-from pipeline.providers.base import ExtractOptions, SearchOptions, TimeRange
+from pipeline.providers.base import SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
 from pipeline.providers.common import check_page_url, check_url
 from pipeline.providers.registry import Registry
+from pipeline.store.cache import cache_for
+from pipeline.store.paging import read_windows, text_identity
 
 log = logging.getLogger("pipeline.web")
 T = TypeVar("T")
@@ -241,9 +242,9 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
     ``Settings(allow_private=True)``); without it, :func:`~pipeline.core.settings.load_settings`
     reads the environment and ``PIPELINE_CONFIG``. ``backend`` as in :func:`web_search`;
-    ``compressor`` injects a :class:`~pipeline.compress.Compressor`. A cut page has a
+    ``compressor`` injects a :class:`~pipeline.store.compress.Compressor`. A cut page has a
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
-    (:mod:`pipeline.cache`) without fetching again. Never raises for failures: a bad
+    (:mod:`pipeline.store.cache`) without fetching again. Never raises for failures: a bad
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
     ``ok=False`` and one failed record per URL."""
     try:
@@ -288,7 +289,7 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
             served_by = extractor.served_by or "cache"
             want = args.compress if args.compress is not None else settings.compress
             if want:
-                from pipeline.compress import compress_records
+                from pipeline.store.compress import compress_records
 
                 records = await compress_records(
                     records, compressor, settings, max_chars=options.max_chars,

@@ -3,7 +3,7 @@ directory, and no test sees another's pages)."""
 
 import pytest
 
-from pipeline import cache
+from pipeline.store import cache
 
 
 @pytest.fixture(autouse=True)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cache import DB_NAME, TextCache, cache_for, cache_key
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import Settings
 from pipeline.fetch.base import Validators
+from pipeline.store.cache import DB_NAME, TextCache, cache_for, cache_key
 
 
 class Clock:
@@ -387,7 +387,7 @@ def test_a_valid_read_only_database_is_read(shared_dir, directory_writable):
         messages: list[str] = []
         handler = logging.Handler()
         handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore
-        logging.getLogger("pipeline.cache").addHandler(handler)
+        logging.getLogger("pipeline.store.cache").addHandler(handler)
         cache = TextCache(shared_dir)
         found = cache.get_sync("k")
         cache.put_sync("k2", page("https://b.test/"))  # read-only: not stored, not fatal

@@ -7,17 +7,17 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
-from pipeline.compress import (
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
+from pipeline.providers.fake import FakeExtractProvider
+from pipeline.store.compress import (
     CompressorConfig,
     FakeCompressor,
     OpenAICompressor,
     compress_record,
     split_text,
 )
-from pipeline.core.errors import PipelineError
-from pipeline.core.models import Record
-from pipeline.core.settings import Settings
-from pipeline.providers.fake import FakeExtractProvider
 from pipeline.web import web_extract
 from tests.fetch.conftest import serve_app
 from tests.scripted_server import ScriptedServer, reply_json
@@ -220,7 +220,7 @@ async def test_kernel_compress_without_compressor_warns(monkeypatch):
 
 
 def test_compressor_from_config_file_table():
-    from pipeline.compress import compressor_from_env
+    from pipeline.store.compress import compressor_from_env
 
     settings = Settings(provider_env={"PIPELINE_COMPRESS_MODEL": "local-model",
                                       "PIPELINE_COMPRESS_BASE_URL": "http://127.0.0.1:9/v1"})
@@ -244,7 +244,7 @@ async def test_a_model_ignoring_the_target_cannot_loop_forever():
 
 
 async def test_compressing_wraps_the_batch_extract_call():
-    from pipeline.compress import compressing
+    from pipeline.store.compress import compressing
 
     async def extract(url):
         return Record(url=url, ok=True, content=LONG, chars=len(LONG))

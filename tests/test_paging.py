@@ -3,11 +3,10 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.cache import TextCache
-from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.models import ErrorInfo, ExtractOptions, Record
 from pipeline.core.truncate import MARKER, truncate
-from pipeline.paging import FULL_TEXT_CHARS, page_record, read_windows, window
-from pipeline.providers.base import ExtractOptions
+from pipeline.store.cache import TextCache
+from pipeline.store.paging import FULL_TEXT_CHARS, page_record, read_windows, window
 
 prose = st.lists(
     st.one_of(

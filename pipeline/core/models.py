@@ -56,6 +56,14 @@ class Document(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ExtractOptions(BaseModel):
+    """What every extract call is held to: the output format and the content budget per
+    URL (marker included)."""
+
+    format: OutputFormat = "markdown"
+    max_chars: int = 100_000
+
+
 class Record(BaseModel):
     """One result per input URL: the JSONL line of the batch command and the library's
     per-URL return value. ``ok`` is true exactly when ``error`` is null. ``cache`` says where

@@ -88,7 +88,7 @@ class Settings(BaseModel):
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
 
-    # --- providers and compressor (see pipeline.providers, pipeline.compress)
+    # --- providers and compressor (see pipeline.providers, pipeline.store.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
     search_backend: list[str] = Field(default_factory=list)
     extract_backend: list[str] = Field(default_factory=list)
@@ -103,7 +103,7 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
-    # --- full-text cache (see pipeline.cache)
+    # --- full-text cache (see pipeline.store.cache)
     cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
     cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")
     cache_ttl: float = Field(86_400.0, ge=0, description="seconds a cached page stays fresh")

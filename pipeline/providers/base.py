@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from pipeline.core.models import OutputFormat, Record
+from pipeline.core.models import ExtractOptions, Record
 
 TimeRange = Literal["day", "week", "month", "year"]
 
@@ -38,14 +38,6 @@ class SearchPage(BaseModel):
 
     rows: list[Any] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-
-
-class ExtractOptions(BaseModel):
-    """What every extract call is held to: the output format and the content budget per
-    URL (marker included)."""
-
-    format: OutputFormat = "markdown"
-    max_chars: int = 100_000
 
 
 @runtime_checkable

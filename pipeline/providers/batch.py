@@ -14,13 +14,10 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pipeline.cache import cache_for
 from pipeline.core.errors import PipelineError
-from pipeline.core.models import Record
+from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.paging import FULL_TEXT_CHARS, cached_extract
-from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import one_url_extract, open_extractor
 from pipeline.providers.registry import (
     EXTRACT,
@@ -30,9 +27,11 @@ from pipeline.providers.registry import (
     provider_env,
 )
 from pipeline.revalidate import revalidating_extract
+from pipeline.store.cache import cache_for
+from pipeline.store.paging import FULL_TEXT_CHARS, cached_extract
 
 if TYPE_CHECKING:
-    from pipeline.compress import CompressorConfig
+    from pipeline.store.compress import CompressorConfig
 
 Extract = Callable[[str], Awaitable[Record]]
 
@@ -52,7 +51,7 @@ def compressor_config(settings: Settings) -> CompressorConfig | None:
     none is configured or its variables are invalid."""
     if not settings.compress:
         return None
-    from pipeline.compress import CompressorConfig  # only a compressing run pays its imports
+    from pipeline.store.compress import CompressorConfig  # only a compressing run pays its imports
 
     config = CompressorConfig.from_env(provider_env(settings))
     if config is None:
@@ -73,7 +72,7 @@ async def batch_extract(settings: Settings, native: Any, *,
         extract: Extract
         compressor = None
         if (config := compressor_config(settings)) is not None:
-            from pipeline.compress import OpenAICompressor, compressing
+            from pipeline.store.compress import OpenAICompressor, compressing
 
             compressor = await stack.enter_async_context(OpenAICompressor(config, settings))
         extractor = open_extractor(settings, registry=_with_native(native, registry))

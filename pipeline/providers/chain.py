@@ -17,11 +17,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.models import Record
+from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import truncate
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.providers.base import ExtractOptions
 from pipeline.providers.common import check_page_url
 from pipeline.providers.registry import Capability, Registry, default_registry
 

@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
 from pipeline.core.errors import PipelineError, sanitize_message
-from pipeline.core.models import ErrorInfo, ErrorKind, OutputFormat, Record
+from pipeline.core.models import ErrorInfo, ErrorKind, ExtractOptions, OutputFormat, Record
 from pipeline.core.truncate import clip_metadata, clip_title, truncate
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.http import VendorError, error_detail
 
 MAX_URL_CHARS = 8192

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.models import ErrorInfo, ExtractOptions, Record
 from pipeline.core.truncate import truncate
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.providers.base import SearchOptions, SearchPage
 
 
 class FakeSearchProvider:

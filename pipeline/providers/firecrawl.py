@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.core.models import Record
+from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
     dig,

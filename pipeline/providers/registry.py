@@ -68,7 +68,7 @@ class ProviderSpec:
 
 def _native(settings: Settings, env: Mapping[str, str]) -> Any:
     try:
-        from pipeline.extract import NativeExtractor  # the engine's pipeline; heavy, so lazy
+        from pipeline.extract.native import NativeExtractor  # the engine's pipeline; heavy, so lazy
     except ImportError as exc:
         raise PipelineError("config", f"provider 'native' is unavailable: {exc}") from exc
     return NativeExtractor(settings)

@@ -9,7 +9,7 @@ import random
 from pipeline.core.models import Record
 from pipeline.core.settings import load_settings
 from pipeline.engine import BatchEngine
-from pipeline.extract import NativeExtractor
+from pipeline.extract.native import NativeExtractor
 from pipeline.fetch.base import FakeFetcher
 from pipeline.inputs import MAX_LINE_BYTES, feed, read_items
 from pipeline.sinks import DoneSet

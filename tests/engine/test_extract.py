@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import load_settings
 from pipeline.core.truncate import MARKER
-from pipeline.extract import NativeExtractor
+from pipeline.extract.native import NativeExtractor
+from pipeline.extract.runners import InlineRunner
 from pipeline.fetch.base import FakeFetcher, FetchError
-from pipeline.providers.base import ExtractOptions, ExtractProvider
-from pipeline.runners import InlineRunner
+from pipeline.providers.base import ExtractProvider
 from tests.engine.conftest import page
 
 SETTINGS = load_settings({"max_chars": 200}, env={})

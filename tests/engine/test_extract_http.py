@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import load_settings
-from pipeline.extract import NativeExtractor
+from pipeline.extract.native import NativeExtractor
 from pipeline.fetch import HttpFetcher
-from pipeline.providers.base import ExtractOptions
 from tests.engine.conftest import serve
 
 SETTINGS = load_settings({"allow_net": ["127.0.0.1/32"], "rate": 1000, "timeout": 5,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from handlers import HandlerContext, HandlerRegistry
 from pipeline.core.models import Document
 from pipeline.core.settings import Settings
-from pipeline.extract import NativeExtractor
+from pipeline.extract.native import NativeExtractor
 from pipeline.fetch import FakeFetcher
 
 

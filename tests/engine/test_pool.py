@@ -15,8 +15,8 @@ from handlers import HandlerContext, handles_inline, registry_for
 from handlers.text import INLINE_MAX_BYTES
 from pipeline.core.errors import PipelineError
 from pipeline.core.truncate import truncate
+from pipeline.extract.runners import CutDocument, InlineRunner
 from pipeline.pool import ProcessRunner, worker_context
-from pipeline.runners import CutDocument, InlineRunner
 from tests.engine.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
@@ -188,6 +188,6 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
 
 
 def test_the_library_side_never_loads_the_batch_pool():
-    code = ("import sys, pipeline.extract, pipeline.web, pipeline.tools; "
+    code = ("import sys, pipeline.extract.native, pipeline.web, pipeline.tools; "
             "assert not {'pipeline.pool', 'pebble', 'pipeline.batch'} & set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)

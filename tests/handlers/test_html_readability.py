@@ -100,7 +100,7 @@ def test_mcp_server_takes_the_option():
 
 
 def test_cached_texts_are_kept_apart_per_extractor():
-    from pipeline.paging import text_identity
+    from pipeline.store.paging import text_identity
 
     assert (text_identity(Settings(html_extractor="readability"), ["native"])
             != text_identity(Settings(), ["native"]))

@@ -5,8 +5,8 @@ import asyncio
 import pytest
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import Settings
-from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import ProviderChain, open_chain, open_extractor
 from pipeline.providers.fake import FakeExtractProvider
 from pipeline.providers.http import VendorError

@@ -4,8 +4,9 @@ import pytest
 from aiohttp import web
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import Settings
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.exa import ExaProvider
 from pipeline.providers.firecrawl import FirecrawlProvider
 from pipeline.providers.jina import JinaProvider

@@ -1,7 +1,7 @@
 """The native extract provider (our own pipeline) behind the registry and the kernel."""
 
+from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import Settings
-from pipeline.providers.base import ExtractOptions
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import default_registry
 from pipeline.web import web_extract

@@ -8,7 +8,8 @@ import pytest
 from aioresponses import aioresponses
 
 from pipeline.core.errors import PipelineError
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.core.models import ExtractOptions
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.brave import BraveProvider
 from pipeline.providers.common import url_matcher
 from pipeline.providers.exa import ExaProvider

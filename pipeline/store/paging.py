@@ -11,12 +11,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pipeline.cache import TextCache, cache_keys
 from pipeline.core.markdown_cut import open_fence
-from pipeline.core.models import Record
+from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import MARKER, truncate
-from pipeline.providers.base import ExtractOptions
+from pipeline.store.cache import TextCache, cache_keys
 
 
 class Window(NamedTuple):

@@ -11,23 +11,33 @@ import asyncio
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from handlers import HandlerContext, HandlerRegistry, registry_for
 from pipeline.core.errors import PipelineError, sanitize_message
-from pipeline.core.models import ErrorInfo, OutputFormat, Record
+from pipeline.core.models import ErrorInfo, ExtractOptions, OutputFormat, Record
 from pipeline.core.settings import Settings, load_settings
 from pipeline.core.truncate import Truncated, clip_metadata, clip_title, truncate
+from pipeline.extract.runners import CutDocument, InlineRunner, Runner
 from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError, Validators
-from pipeline.providers.base import ExtractOptions
-from pipeline.runners import CutDocument, InlineRunner, Runner
 
 if TYPE_CHECKING:
-    from pipeline.cache import CachedPage
     from pipeline.fetch.local_files import LocalFiles
 
 SNIFF_BYTES = 1024
+
+
+class StoredPage(Protocol):
+    """A record kept from an earlier extraction and the validators of its response (the
+    full-text cache's :class:`~pipeline.store.cache.CachedPage`): what a conditional GET
+    revalidates."""
+
+    @property
+    def record(self) -> Record: ...
+
+    @property
+    def validators(self) -> Validators | None: ...
 
 
 def load_registry(settings: Settings) -> HandlerRegistry:
@@ -47,10 +57,10 @@ class NativeExtractor:
 
     Use as an async context manager. ``fetcher`` defaults to the HTTP fetcher (created and
     closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
-    :class:`~pipeline.runners.InlineRunner` (pass a :class:`~pipeline.pool.ProcessRunner` for
-    batch work),
-    ``registry`` to the default handlers plus ``settings.handlers``. ``local_files`` (the
-    batch command's ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows.
+    :class:`~pipeline.extract.runners.InlineRunner` (pass a
+    :class:`~pipeline.pool.ProcessRunner` for batch work), ``registry`` to the default
+    handlers plus ``settings.handlers``. ``local_files`` (the batch command's
+    ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows.
     """
 
     name = "native"
@@ -104,7 +114,7 @@ class NativeExtractor:
     async def extract_validated(self, url: str, *, index: int | None = None,
                                 format: OutputFormat | None = None,
                                 max_chars: int | None = None,
-                                cached: CachedPage | None = None
+                                cached: StoredPage | None = None
                                 ) -> tuple[Record, Validators | None]:
         """:meth:`extract_one`, and the validators of the response (None: it had none).
 
@@ -140,7 +150,7 @@ class NativeExtractor:
                 "html_extractor": s.html_extractor}
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
-                       max_chars: int, cached: CachedPage | None = None
+                       max_chars: int, cached: StoredPage | None = None
                        ) -> tuple[Record, Validators | None]:
         assert self._fetcher is not None and self._runner is not None
         if self._local_files is not None and self._local_files.claims(url):
