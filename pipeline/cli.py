@@ -1,9 +1,10 @@
 """The command line: ``python -m pipeline URLS [-o OUT.jsonl] [flags]``.
 
 Sub-commands ``search``, ``backends``, ``mcp`` and ``merge`` are dispatched to their modules
-(imported only when used). The run itself is :mod:`pipeline.batch` (one process),
-:mod:`pipeline.shard_run` (``--shard K/N``), :mod:`pipeline.processes` (``--processes N``)
-or :mod:`pipeline.ray_engine` (``--engine ray``), imported once the settings are known.
+(imported only when used). The run itself is :mod:`pipeline.batch.run` (one process),
+:mod:`pipeline.batch.shards.shard_run` (``--shard K/N``),
+:mod:`pipeline.batch.shards.processes` (``--processes N``) or
+:mod:`pipeline.batch.shards.ray_engine` (``--engine ray``), imported once the settings are known.
 Exit status: 0 when the run completes (per-URL errors are data), 1 when a shard of a sharded
 run failed, 2 for usage or configuration errors, 74 when the output cannot be written (a full
 disk: resumable), 130 when interrupted.
@@ -25,7 +26,7 @@ from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from pipeline.engine import Summary
+    from pipeline.batch.engine import Summary
     from pipeline.fetch.base import Fetcher
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -34,7 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "search": "pipeline.cli_search:search_main",
     "backends": "pipeline.cli_search:backends_main",
     "mcp": "pipeline.mcp_server:main",
-    "merge": "pipeline.merge:merge_main",
+    "merge": "pipeline.batch.output.merge:merge_main",
 }
 
 
@@ -252,18 +253,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 def _run(mode: str, args: argparse.Namespace, settings: Settings,
          fetcher: Fetcher | None) -> Summary:
     if mode == "ray":
-        from pipeline.ray_engine import run_ray
+        from pipeline.batch.shards.ray_engine import run_ray
 
         return run_ray(args, settings)
     if mode == "processes":
-        from pipeline.processes import run_processes
+        from pipeline.batch.shards.processes import run_processes
 
         return run_processes(args, settings)
     if mode == "shard":
-        from pipeline.shard_run import run_one_shard
+        from pipeline.batch.shards.shard_run import run_one_shard
 
         return run_one_shard(args, settings, fetcher=fetcher)
-    from pipeline.batch import run_batch
+    from pipeline.batch.run import run_batch
 
     return asyncio.run(run_batch(args, settings, fetcher=fetcher))
 
@@ -287,7 +288,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             raise UsageError("--resume needs -o OUT (the output to resume)")
         args.run_input = input_from_args(args)
         settings = settings_from_args(args)
-        from pipeline.run_check import check_run
+        from pipeline.batch.run_check import check_run
 
         mode = check_run(args, settings, injected_fetcher=fetcher is not None)
         summary = _run(mode, args, settings, fetcher)  # opens things only now

@@ -2,7 +2,7 @@
 
 :func:`add_input_arguments` declares them; :func:`input_from_args` checks them (a mistake is
 a ``UsageError``, before any output is opened) and builds the run's
-:class:`~pipeline.sources.RunInput`.
+:class:`~pipeline.batch.input.sources.RunInput`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import argparse
 import os
 import re
 
+from pipeline.batch.input.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
+from pipeline.batch.input.tables import INPUT_FORMATS, check_table
 from pipeline.core.errors import UsageError
 from pipeline.fetch.local_files import LocalFiles
-from pipeline.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
-from pipeline.tables import INPUT_FORMATS, check_table
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:

@@ -58,7 +58,7 @@ class NativeExtractor:
     Use as an async context manager. ``fetcher`` defaults to the HTTP fetcher (created and
     closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
     :class:`~pipeline.extract.runners.InlineRunner` (pass a
-    :class:`~pipeline.pool.ProcessRunner` for batch work), ``registry`` to the default
+    :class:`~pipeline.batch.pool.ProcessRunner` for batch work), ``registry`` to the default
     handlers plus ``settings.handlers``. ``local_files`` (the batch command's
     ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows.
     """

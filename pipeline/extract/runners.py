@@ -2,7 +2,7 @@
 
 :class:`InlineRunner` (here) runs handlers in a thread — for a library caller extracting a
 few URLs, who should not pay for starting processes. The batch command's process pool is
-:class:`pipeline.pool.ProcessRunner`.
+:class:`pipeline.batch.pool.ProcessRunner`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ the same rules as :func:`pipeline.core.truncate.truncate`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -110,28 +109,3 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
         "include_comments": settings.include_comments,
         "html_extractor": settings.html_extractor,
     }
-
-
-def cached_extract(
-    extract_full: Callable[[str], Awaitable[Record]],
-    cache: TextCache,
-    settings: Settings,
-    *,
-    backends: Sequence[str],
-) -> Callable[[str], Awaitable[Record]]:
-    """The batch command's per-URL extract through the full-text cache (``--cache DIR``):
-    fresh pages come from ``cache``, others from ``extract_full`` (which must extract the
-    whole text: budget :data:`FULL_TEXT_CHARS`) and are stored; either way the record is cut
-    to ``settings.max_chars``."""
-    options = ExtractOptions(format=settings.format, max_chars=settings.max_chars)
-    identity = text_identity(settings, backends)
-
-    async def extract_many(urls: list[str], _: ExtractOptions) -> list[Record]:
-        return list(await asyncio.gather(*(extract_full(url) for url in urls)))
-
-    async def one(url: str) -> Record:
-        [record] = await read_windows(extract_many, [url], options, cache=cache,
-                                      identity=identity)
-        return record
-
-    return one

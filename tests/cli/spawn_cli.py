@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from pipeline import processes
+from pipeline.batch.shards import processes
 from pipeline.cli import main
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, engine
+from pipeline import cli
+from pipeline.batch import engine
 from tests.cli.conftest import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]

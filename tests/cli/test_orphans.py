@@ -13,7 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from pipeline.shards import shard_of
+from pipeline.batch.shards.plan import shard_of
 from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import run_cli, start_cli
 from tests.cli.test_sharded import lines_in, merged, write_urls

@@ -17,10 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline import cli
+from pipeline.batch.frontier import host_key
+from pipeline.batch.input.items import InputItem, load_items, read_items
+from pipeline.batch.shards.plan import parse_shard, shard_of, split_items
 from pipeline.core.errors import UsageError
-from pipeline.frontier import host_key
-from pipeline.inputs import InputItem, load_items, read_items
-from pipeline.shards import parse_shard, shard_of, split_items
 from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import run_cli, start_cli
 from tests.engine.conftest import serve
@@ -264,7 +264,7 @@ def test_the_ray_engine_without_ray_is_a_one_line_usage_error(tmp_path, monkeypa
     import sys
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "pipeline.ray_engine", raising=False)
+    monkeypatch.delitem(sys.modules, "pipeline.batch.shards.ray_engine", raising=False)
     urls = write_urls(tmp_path / "urls.txt", ["http://a.test/1"])
     assert cli.main([str(urls), "-o", str(tmp_path / "out"), "--engine", "ray"]) == 2
     err = capsys.readouterr().err

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.expand import Expander
-from pipeline.feeds import feed_links
+from pipeline.batch.input.expand import Expander
+from pipeline.batch.input.feeds import feed_links
+from pipeline.batch.input.run_input import ExpandOptions
+from pipeline.batch.input.sitemaps import XmlLinks
+from pipeline.batch.shards.plan import shard_of
 from pipeline.fetch.base import FakeFetcher, FetchResult
-from pipeline.run_input import ExpandOptions
-from pipeline.shards import shard_of
-from pipeline.sitemaps import XmlLinks
 from tests.cli.conftest import read_records
 from tests.cli.sitemap_site import NS, index, rss, sitemap_site, urlset
 from tests.cli.test_end_to_end import run_cli
@@ -240,7 +240,7 @@ async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
     def broken(body: bytes) -> list[str]:
         raise RuntimeError("parser bug")
 
-    monkeypatch.setattr("pipeline.expand.feed_links", broken)
+    monkeypatch.setattr("pipeline.batch.input.expand.feed_links", broken)
     fetcher = FakeFetcher({"https://s.test/feed": rss(["https://s.test/1"]),
                            "https://s.test/map": urlset(["https://s.test/2"])},
                           media_type="application/xml")

@@ -6,13 +6,13 @@ import asyncio
 import io
 import random
 
+from pipeline.batch.engine import BatchEngine
+from pipeline.batch.input.items import MAX_LINE_BYTES, feed, read_items
+from pipeline.batch.output.sinks import DoneSet
 from pipeline.core.models import Record
 from pipeline.core.settings import load_settings
-from pipeline.engine import BatchEngine
 from pipeline.extract.native import NativeExtractor
 from pipeline.fetch.base import FakeFetcher
-from pipeline.inputs import MAX_LINE_BYTES, feed, read_items
-from pipeline.sinks import DoneSet
 from tests.engine.conftest import page
 
 GOOD = [f"http://example.test/{i}" for i in range(6)]
@@ -169,7 +169,7 @@ class HeadBlocked(FakeFetcher):
 
 
 async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
-    from pipeline.engine import REORDER_FACTOR
+    from pipeline.batch.engine import REORDER_FACTOR
 
     urls, data = numbered(200)
     fetcher = HeadBlocked({u: page(u, b"x") for u in urls}, urls[0])
@@ -210,7 +210,7 @@ def test_an_input_reader_stopped_mid_input_ends_quietly(monkeypatch):
     concurrent.futures' CancelledError, which is not asyncio's)."""
     import threading
 
-    from pipeline.inputs import READ_BATCH, InputItem
+    from pipeline.batch.input.items import READ_BATCH, InputItem
 
     errors: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
+from pipeline.batch.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine
+from pipeline.batch.frontier import HostFrontier, host_key
+from pipeline.batch.input.items import InputItem
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import load_settings
-from pipeline.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine
-from pipeline.frontier import HostFrontier, host_key
-from pipeline.inputs import InputItem
 
 
 def settings(**overrides):

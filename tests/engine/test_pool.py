@@ -13,10 +13,10 @@ import pytest
 
 from handlers import HandlerContext, handles_inline, registry_for
 from handlers.text import INLINE_MAX_BYTES
+from pipeline.batch.pool import ProcessRunner, worker_context
 from pipeline.core.errors import PipelineError
 from pipeline.core.truncate import truncate
 from pipeline.extract.runners import CutDocument, InlineRunner
-from pipeline.pool import ProcessRunner, worker_context
 from tests.engine.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
@@ -181,7 +181,7 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
     monkeypatch.setattr(type(context), "set_forkserver_preload",
                         lambda self, modules: preloaded.append(modules))
     assert worker_context(SPECS).get_start_method() == "forkserver"
-    assert {"pipeline.pool", "handlers.html", "tests.engine.faulty_handlers"} <= set(
+    assert {"pipeline.batch.pool", "handlers.html", "tests.engine.faulty_handlers"} <= set(
         preloaded[0])
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
     assert worker_context(SPECS).get_start_method() == "spawn"
@@ -189,5 +189,5 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
 
 def test_the_library_side_never_loads_the_batch_pool():
     code = ("import sys, pipeline.extract.native, pipeline.web, pipeline.tools; "
-            "assert not {'pipeline.pool', 'pebble', 'pipeline.batch'} & set(sys.modules)")
+            "assert not {'pipeline.batch.pool', 'pebble', 'pipeline.batch.run'} & set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)

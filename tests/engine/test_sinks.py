@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.errors import OutputError
-from pipeline.core.models import ErrorInfo, Record
-from pipeline.sinks import (
+from pipeline.batch.output.sinks import (
     BACKGROUND_BYTES,
     QUEUED_RECORDS,
     DoneSet,
@@ -19,6 +17,8 @@ from pipeline.sinks import (
     repair_tail,
     scan_done,
 )
+from pipeline.core.errors import OutputError
+from pipeline.core.models import ErrorInfo, Record
 
 
 def records():

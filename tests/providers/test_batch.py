@@ -2,10 +2,10 @@
 
 import pytest
 
+from pipeline.batch.extract_stage import batch_extract
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.providers.batch import batch_extract
 from pipeline.providers.fake import FakeExtractProvider
 from pipeline.providers.registry import BOTH, SEARCH, ProviderSpec, Registry
 

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch.output.sinks import DoneSet
 from pipeline.core.errors import OutputError, UsageError
 from pipeline.core.models import Record
-from pipeline.sinks import DoneSet
 
 SUFFIX = ".parquet"
 GROUP_RECORDS = 5_000

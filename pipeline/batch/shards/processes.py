@@ -1,12 +1,12 @@
 """``--processes N``: the N shards of a run as N local processes, driven from this one.
 
-This process reads the input once and splits it into a spool file per shard (a hidden
-folder in the output directory, removed at the end), then starts one process per shard
-(:data:`START_METHOD`). Each runs :func:`pipeline.shard_run.run_shard` over its spool and
-reports here through a queue, so the command has one progress bar, one summary and one exit
-status. A stop (Ctrl-C, SIGTERM) is passed on to every shard as SIGTERM: each writes what
-finished and leaves its part for ``--resume``; a second stop ends them at once, a third
-kills them.
+This process reads the input once and splits it into a spool file per shard (a hidden folder in
+the output directory, removed at the end), then starts one process per shard
+(:data:`START_METHOD`). Each runs :func:`pipeline.batch.shards.shard_run.run_shard` over its
+spool and reports here through a queue, so the command has one progress bar, one summary and one
+exit status. A stop (Ctrl-C, SIGTERM) is passed on to every shard as SIGTERM: each writes what
+finished and leaves its part for ``--resume``; a second stop ends them at once, a third kills
+them.
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pipeline.batch.engine import Summary
+from pipeline.batch.input.items import load_items
+from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.shards.plan import OutputDir, Spool
+from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spooled
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.engine import Summary
 from pipeline.fetch.local_files import LocalFiles
-from pipeline.inputs import load_items
-from pipeline.progress import ProgressBar, combine
-from pipeline.shard_run import ShardJob, prepare, run_shard, spooled
-from pipeline.shards import OutputDir, Spool
-from pipeline.sinks import DoneSet
 
 # Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
 # and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process

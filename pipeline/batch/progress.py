@@ -6,8 +6,8 @@ import sys
 import time
 from collections.abc import Iterable
 
+from pipeline.batch.engine import Summary
 from pipeline.core.models import Record
-from pipeline.engine import Summary
 
 
 class ProgressBar:

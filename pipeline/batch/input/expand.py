@@ -22,14 +22,20 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from pipeline.batch.input.feeds import feed_links
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.run_input import ExpandOptions
+from pipeline.batch.input.sitemaps import (
+    FEED_ROOTS,
+    SITEMAP_ROOTS,
+    XmlLinks,
+    robots_sitemaps,
+    text_links,
+)
 from pipeline.core.errors import PipelineError, sanitize_message
-from pipeline.feeds import feed_links
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder
 from pipeline.fetch.urls import normalize_url
-from pipeline.inputs import InputItem
-from pipeline.run_input import ExpandOptions
-from pipeline.sitemaps import FEED_ROOTS, SITEMAP_ROOTS, XmlLinks, robots_sitemaps, text_links
 
 CHUNK = 64 * 1024  # bytes parsed between two turns of the event loop
 _ABSOLUTE = re.compile(r"https?://", re.IGNORECASE)

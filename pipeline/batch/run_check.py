@@ -2,7 +2,7 @@
 handlers, network policy, providers, compressor, input and output.
 
 The command line calls :func:`check_run` and only then a runner, which opens its output last
-of all: after the fetcher, the providers and the compressor (:func:`pipeline.batch.
+of all: after the fetcher, the providers and the compressor (:func:`pipeline.batch.run.
 extract_items`), so even a problem found only while those open costs the output nothing.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 
+from pipeline.batch.output.output_check import OutputTarget, check_output
+from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.core.errors import PROG, UsageError
 from pipeline.core.settings import Settings
-from pipeline.output_check import OutputTarget, check_output
-from pipeline.parquet_sink import is_parquet
 
 RUN_MODES = ("plain", "shard", "processes", "ray")
 
@@ -49,7 +49,7 @@ def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:
     if mode == "plain":
         return OutputTarget(args.output)
     if mode == "shard":
-        from pipeline.shards import parse_shard
+        from pipeline.batch.shards.plan import parse_shard
 
         return OutputTarget(args.output, directory=True, shard=parse_shard(args.shard))
     return OutputTarget(args.output, directory=True)
@@ -71,10 +71,10 @@ def check_config(settings: Settings) -> None:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers and the compressor
     (``PipelineError('config')``). Nothing is opened or contacted."""
+    from pipeline.batch.extract_stage import compressor_config
     from pipeline.extract.native import load_registry
     from pipeline.fetch.policy import NetworkPolicy
     from pipeline.fetch.proxy import proxy_policy
-    from pipeline.providers.batch import compressor_config
     from pipeline.providers.registry import default_registry
 
     load_registry(settings)

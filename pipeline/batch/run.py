@@ -3,7 +3,7 @@ the engine into a JSONL or Parquet sink.
 
 :func:`extract_items` is the engine with its handler pool, providers and stop signals; it
 serves the plain command (:func:`run_batch`: one input, one output file or stdout) and each
-shard of a sharded run (:mod:`pipeline.shard_run`).
+shard of a sharded run (:mod:`pipeline.batch.shards.shard_run`).
 """
 
 from __future__ import annotations
@@ -19,35 +19,35 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
+from pipeline.batch.engine import BatchEngine, Summary, calm_collector
+from pipeline.batch.extract_stage import batch_extract
+from pipeline.batch.input.expand import Expander
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.run_input import ExpandOptions, RunInput
+from pipeline.batch.input.sources import document_fetcher, run_batches, say
+from pipeline.batch.output.parquet_sink import is_parquet
+from pipeline.batch.output.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.batch.pool import ProcessRunner
+from pipeline.batch.progress import ProgressBar
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.engine import BatchEngine, Summary, calm_collector
-from pipeline.expand import Expander
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.local_files import LocalFiles
-from pipeline.inputs import InputItem
-from pipeline.parquet_sink import is_parquet
-from pipeline.pool import ProcessRunner
-from pipeline.progress import ProgressBar
-from pipeline.providers.batch import batch_extract
-from pipeline.run_input import ExpandOptions, RunInput
-from pipeline.sinks import DoneSet, JsonlSink, scan_done
-from pipeline.sources import document_fetcher, run_batches, say
 
 if TYPE_CHECKING:
-    from pipeline.parquet_sink import ParquetSink
+    from pipeline.batch.output.parquet_sink import ParquetSink
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
 
 
 def scan_output(path: str) -> tuple[DoneSet, int]:
-    """What an earlier run wrote to ``path`` (see :func:`pipeline.sinks.scan_done`)."""
+    """What an earlier run wrote to ``path`` (see :func:`pipeline.batch.output.sinks.scan_done`)."""
     if is_parquet(path):
-        from pipeline.parquet_sink import scan_parquet
+        from pipeline.batch.output.parquet_sink import scan_parquet
 
         return scan_parquet(path)
     try:
@@ -71,7 +71,7 @@ def open_sink(path: str | os.PathLike[str] | None, *,
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
     if is_parquet(path):
-        from pipeline.parquet_sink import ParquetSink
+        from pipeline.batch.output.parquet_sink import ParquetSink
 
         return ParquetSink(path, append=append)
     try:
@@ -167,7 +167,7 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
     """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None),
-    checked beforehand by :func:`pipeline.run_check.check_run`."""
+    checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
     registry = load_registry(settings)
     run_input: RunInput = args.run_input
     with contextlib.ExitStack() as cleanup:

@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.batch.output.parquet_sink import is_parquet, parts_in
 from pipeline.core.errors import UsageError
-from pipeline.parquet_sink import is_parquet, parts_in
 
 FileId = tuple[int, int]  # (device, inode)
 
@@ -75,7 +75,7 @@ def check_output(target: OutputTarget, *, input_path: str | None, resume: bool =
 
 
 def _check_parquet(path: str, *, resume: bool, overwrite: bool) -> None:
-    """A Parquet output is a directory of parts (:mod:`pipeline.parquet_sink`)."""
+    """A Parquet output is a directory of parts (:mod:`pipeline.batch.output.parquet_sink`)."""
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{path} is a file; Parquet output is a directory of parts (remove "
@@ -107,7 +107,10 @@ def _check_file(path: str, *, resume: bool, overwrite: bool) -> None:
 
 
 def _check_directory(target: OutputTarget, *, resume: bool, overwrite: bool) -> None:
-    from pipeline.shards import OutputDir, holds_a_run  # only sharded runs write a directory
+    from pipeline.batch.shards.plan import (  # only sharded runs write a directory
+        OutputDir,
+        holds_a_run,
+    )
 
     assert target.path is not None  # a sharded run without -o is refused before
     path = Path(target.path)

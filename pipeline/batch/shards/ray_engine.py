@@ -1,13 +1,13 @@
 """``--engine ray``: the shards of a run as Ray tasks, on one machine or a cluster.
 
-The driver (this process) reads the input once, splits it into shards by host (many more
-shards than CPUs, so one slow shard does not leave the cluster idle at the end) and submits
-one task per shard, each with its shard's items, at most ``IN_FLIGHT_PER_CPU`` per CPU at a
-time. A task runs :func:`pipeline.shard_run.run_shard` into the shared output directory; a
-task whose worker is lost is retried (``MAX_RETRIES``) and continues its own part file, so no
-line is written twice. Progress comes from finished shards. A stop (Ctrl-C, SIGTERM) ends
-the running tasks at once: their parts keep what they wrote, for ``--resume``. Imported only
-for this engine: ``ray`` is an optional extra.
+The driver (this process) reads the input once, splits it into shards by host (many more shards
+than CPUs, so one slow shard does not leave the cluster idle at the end) and submits one task
+per shard, each with its shard's items, at most ``IN_FLIGHT_PER_CPU`` per CPU at a time. A task
+runs :func:`pipeline.batch.shards.shard_run.run_shard` into the shared output directory; a task
+whose worker is lost is retried (``MAX_RETRIES``) and continues its own part file, so no line is
+written twice. Progress comes from finished shards. A stop (Ctrl-C, SIGTERM) ends the running
+tasks at once: their parts keep what they wrote, for ``--resume``. Imported only for this
+engine: ``ray`` is an optional extra.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch.engine import Summary
+from pipeline.batch.input.items import InputItem, load_items
+from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.shards.plan import count_lines
+from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, say, spooled
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.settings import Settings
-from pipeline.engine import Summary
-from pipeline.inputs import InputItem, load_items
-from pipeline.progress import ProgressBar, combine
-from pipeline.shard_run import ShardJob, prepare, run_shard, say, spooled
-from pipeline.shards import count_lines
 
 try:
     import ray

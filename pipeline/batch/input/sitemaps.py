@@ -36,7 +36,7 @@ class XmlLinks:
     """Incremental reader of one XML document: :meth:`feed` bytes, get the ``<loc>`` links
     found so far; :attr:`root` names the root element once seen (``urlset``,
     ``sitemapindex``, or a feed's ``rss``/``feed``/``RDF``, which this class leaves to
-    :mod:`pipeline.feeds`)."""
+    :mod:`pipeline.batch.input.feeds`)."""
 
     def __init__(self) -> None:
         self.root: str | None = None

@@ -1,4 +1,5 @@
-"""The items of a run's input (:class:`~pipeline.run_input.RunInput`) as the runs take them.
+"""The items of a run's input (:class:`~pipeline.batch.input.run_input.RunInput`) as the
+runs take them.
 
 The plain run expands sitemaps on its own event loop, through a fetcher that shares the
 page fetcher's per-host budget (:func:`document_fetcher`), streaming their URLs into the
@@ -13,14 +14,14 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Iterable, Iterator
 
+from pipeline.batch.input.expand import Expander
+from pipeline.batch.input.items import InputItem, feed, feed_async
+from pipeline.batch.input.run_input import ExpandOptions
 from pipeline.core.errors import PROG
 from pipeline.core.settings import Settings
-from pipeline.expand import Expander
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.hosts import HostGate
 from pipeline.fetch.media import is_binary_media_type
-from pipeline.inputs import InputItem, feed, feed_async
-from pipeline.run_input import ExpandOptions
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 _SYNC_BATCH = 256  # expanded items per turn of the private loop (sharded runs)

@@ -19,7 +19,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.batch import (
+from pipeline.batch.engine import Summary
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.run_input import RunInput
+from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.progress import ProgressBar
+from pipeline.batch.run import (
     STOP_SIGNALS,
     OnRecord,
     RunOutput,
@@ -28,16 +33,7 @@ from pipeline.batch import (
     resuming,
     scan_output,
 )
-from pipeline.core.errors import PROG, UsageError
-from pipeline.core.settings import Settings
-from pipeline.engine import Summary
-from pipeline.extract.native import load_registry
-from pipeline.fetch.base import Fetcher
-from pipeline.fetch.local_files import LocalFiles
-from pipeline.inputs import InputItem
-from pipeline.progress import ProgressBar
-from pipeline.run_input import RunInput
-from pipeline.shards import (
+from pipeline.batch.shards.plan import (
     OutputDir,
     Spool,
     manifest,
@@ -47,7 +43,11 @@ from pipeline.shards import (
     shard_items,
     split_items,
 )
-from pipeline.sinks import DoneSet
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
+from pipeline.extract.native import load_registry
+from pipeline.fetch.base import Fetcher
+from pipeline.fetch.local_files import LocalFiles
 
 SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
 

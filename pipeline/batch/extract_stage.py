@@ -1,7 +1,7 @@
 """The batch command's view of providers and the compressor: one ``extract(url) -> Record``
-callable for :class:`pipeline.engine.BatchEngine`, honouring ``--extract-backend`` /
+callable for :class:`pipeline.batch.engine.BatchEngine`, honouring ``--extract-backend`` /
 ``backend`` (with failover), ``--cache DIR`` (with revalidation when the extraction is
-our own: :mod:`pipeline.revalidate`) and ``--compress``.
+our own: :mod:`pipeline.batch.cached`) and ``--compress``.
 
 When the selection is just our own pipeline and nothing is compressed, the engine gets the
 native extractor's own ``extract_one`` (no extra layer on the hot path).
@@ -14,6 +14,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from pipeline.batch.cached import cached_extract, revalidating_extract
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
@@ -26,9 +27,8 @@ from pipeline.providers.registry import (
     default_registry,
     provider_env,
 )
-from pipeline.revalidate import revalidating_extract
 from pipeline.store.cache import cache_for
-from pipeline.store.paging import FULL_TEXT_CHARS, cached_extract
+from pipeline.store.paging import FULL_TEXT_CHARS
 
 if TYPE_CHECKING:
     from pipeline.store.compress import CompressorConfig

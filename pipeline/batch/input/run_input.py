@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from pipeline.batch.input.items import InputItem, open_input
+from pipeline.batch.input.tables import read_input
 from pipeline.fetch.local_files import LocalFiles
-from pipeline.inputs import InputItem, open_input
-from pipeline.tables import read_input
 
 if TYPE_CHECKING:
     from pipeline.core.settings import Settings
@@ -80,7 +80,7 @@ class RunInput:
                 following = item.index + 1
                 yield item
         if self.expand.roots:
-            from pipeline.sources import expanded
+            from pipeline.batch.input.sources import expanded
 
             yield from expanded(self.expand, settings, following)
 

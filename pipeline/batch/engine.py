@@ -1,15 +1,14 @@
 """The bounded concurrent batch runner: lines in, one record per URL line out.
 
-Input items come in small batches (:func:`pipeline.inputs.feed`: a reader thread and a
-bounded queue), so memory does not grow with the input and a slow stdin never blocks the
-event loop. At most
-``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` × ``settings.per_host``
-of one host (the fetcher's gate admits ``per_host`` at a time; the rest are being extracted
-or queue right behind): a line whose host is busy is held back (:mod:`pipeline.frontier`, at most
-``FRONTIER_FACTOR`` × concurrency lines) while later lines of other hosts start, so a list
-sorted by host does not leave every place waiting on one slow host. Identical URLs in flight
-(or recently done) are fetched once; records are written in completion order, or in input
-order through a bounded reorder buffer (``settings.ordered``).
+Input items come in small batches (:func:`pipeline.batch.input.items.feed`: a reader thread and
+a bounded queue), so memory does not grow with the input and a slow stdin never blocks the event
+loop. At most ``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` ×
+``settings.per_host`` of one host (the fetcher's gate admits ``per_host`` at a time; the rest
+are being extracted or queue right behind): a line whose host is busy is held back
+(:mod:`pipeline.batch.frontier`, at most ``FRONTIER_FACTOR`` × concurrency lines) while later
+lines of other hosts start, so a list sorted by host does not leave every place waiting on one
+slow host. Identical URLs in flight (or recently done) are fetched once; records are written in
+completion order, or in input order through a bounded reorder buffer (``settings.ordered``).
 """
 
 from __future__ import annotations
@@ -23,12 +22,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from pipeline.batch.frontier import HostFrontier, host_key
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.output.sinks import DoneSet
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import Settings
-from pipeline.frontier import HostFrontier, host_key
-from pipeline.inputs import InputItem
-from pipeline.sinks import DoneSet
 
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
@@ -324,7 +323,7 @@ def calm_collector() -> Iterator[None]:
     """Keep the cyclic garbage collector off the hot path for the run, then restore it.
 
     Everything imported so far lives as long as the run, so it is frozen (a full collection
-    no longer walks it; see the same call in :mod:`pipeline.pool`). And the young
+    no longer walks it; see the same call in :mod:`pipeline.batch.pool`). And the young
     generation's threshold is raised: with the default 700, bursts of URLs starting together
     set off ~60 collections per 1,000 URLs, which cost the event loop ~5% of its CPU on small
     pages (measured with ``gc.callbacks``); cycles are still collected, just in fewer passes.

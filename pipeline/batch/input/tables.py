@@ -16,8 +16,14 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from pipeline.batch.input.items import (
+    MAX_LINE_BYTES,
+    SHOWN_URL_CHARS,
+    InputItem,
+    read_items,
+    read_lines,
+)
 from pipeline.core.errors import UsageError
-from pipeline.inputs import MAX_LINE_BYTES, SHOWN_URL_CHARS, InputItem, read_items, read_lines
 
 INPUT_FORMATS = ("lines", "csv", "tsv", "jsonl")
 DEFAULT_COLUMN = "url"

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from pipeline.batch.output.parquet_sink import is_parquet
+from pipeline.batch.output.sinks import record_key
+from pipeline.batch.shards.plan import OutputDir, read_manifest
 from pipeline.core.errors import PROG, UsageError
 from pipeline.core.models import Record
-from pipeline.parquet_sink import is_parquet
-from pipeline.shards import OutputDir, read_manifest
-from pipeline.sinks import record_key
 
 if TYPE_CHECKING:
-    from pipeline.parquet_sink import ParquetSink
+    from pipeline.batch.output.parquet_sink import ParquetSink
 
 _OFFSET_BITS = 48  # a record's place: part number above, byte offset below
 
@@ -115,7 +115,7 @@ class _ParquetLines:
 def _merge_to_parquet(directory: Path, target: Path) -> int:
     """:func:`merge` into a Parquet directory, built beside ``target`` and renamed over it
     when complete (an earlier ``target`` directory is replaced)."""
-    from pipeline.parquet_sink import ParquetSink
+    from pipeline.batch.output.parquet_sink import ParquetSink
 
     building = target.with_name(f".{target.name}.merging")
     shutil.rmtree(building, ignore_errors=True)

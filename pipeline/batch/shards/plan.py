@@ -3,7 +3,7 @@
 Shard K of N takes the items whose host hashes to K (``crc32(host:port) % N``), so every
 URL of a host is in one shard: per-host politeness, robots.txt and de-duplication stay exact
 inside it. A line without a host is hashed whole. Records keep their item's ``index`` in the
-whole input, so the parts merge back in input order (:mod:`pipeline.merge`).
+whole input, so the parts merge back in input order (:mod:`pipeline.batch.output.merge`).
 
 The directory::
 
@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.batch.frontier import host_key
+from pipeline.batch.input.items import InputItem
 from pipeline.core.errors import UsageError
 from pipeline.core.settings import Settings
-from pipeline.frontier import host_key
-from pipeline.inputs import InputItem
 
 MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
