@@ -17,20 +17,18 @@ __version__ = "0.1.0"
 # Loaded on first use so `import pipeline` stays fast: the kernel pulls in aiohttp and the
 # providers, the tools module pydantic schema machinery.
 _LAZY = {
-    "web_search": "pipeline.web",
-    "web_extract": "pipeline.web",
-    "web_search_sync": "pipeline.web",
-    "web_extract_sync": "pipeline.web",
-    "render": "pipeline.rendering",
-    "tool_definitions": "pipeline.tools",
-    "SearchArgs": "pipeline.web",
-    "ExtractArgs": "pipeline.web",
+    "web_search": "pipeline.agent.kernel",
+    "web_extract": "pipeline.agent.kernel",
+    "web_search_sync": "pipeline.agent.kernel",
+    "web_extract_sync": "pipeline.agent.kernel",
+    "render": "pipeline.agent.rendering",
+    "tool_definitions": "pipeline.agent.tools",
+    "SearchArgs": "pipeline.agent.kernel",
+    "ExtractArgs": "pipeline.agent.kernel",
 }
 
 if TYPE_CHECKING:
-    from pipeline.rendering import render
-    from pipeline.tools import tool_definitions
-    from pipeline.web import (
+    from pipeline.agent.kernel import (
         ExtractArgs,
         SearchArgs,
         web_extract,
@@ -38,6 +36,8 @@ if TYPE_CHECKING:
         web_search,
         web_search_sync,
     )
+    from pipeline.agent.rendering import render
+    from pipeline.agent.tools import tool_definitions
 
 
 def __getattr__(name: str) -> Any:

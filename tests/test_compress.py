@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
+from pipeline.agent.kernel import web_extract
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -18,7 +19,6 @@ from pipeline.store.compress import (
     compress_record,
     split_text,
 )
-from pipeline.web import web_extract
 from tests.fetch.conftest import serve_app
 from tests.scripted_server import ScriptedServer, reply_json
 

@@ -7,7 +7,8 @@ import pytest
 import pipeline
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("aiohttp", "mcp", "sqlite3", "jsonschema", "lxml", "pipeline.web", "pipeline.providers")
+HEAVY = ("aiohttp", "mcp", "sqlite3", "jsonschema", "lxml", "pipeline.agent.kernel",
+         "pipeline.providers")
 
 
 def test_import_pipeline_stays_light():
@@ -22,7 +23,7 @@ def test_import_pipeline_stays_light():
 
 
 def test_lazy_names_resolve_and_unknown_names_fail():
-    from pipeline.rendering import render
+    from pipeline.agent.rendering import render
 
     assert pipeline.render is render
     assert "web_extract" in dir(pipeline)
@@ -31,7 +32,7 @@ def test_lazy_names_resolve_and_unknown_names_fail():
 
 
 def test_kernel_functions_load_on_first_use():
-    from pipeline import web
+    from pipeline.agent import kernel as web
 
     assert pipeline.web_extract is web.web_extract
     assert pipeline.web_search_sync is web.web_search_sync

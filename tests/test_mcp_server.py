@@ -3,11 +3,11 @@
 from mcp import Client
 from pydantic import BaseModel, Field
 
+from pipeline.agent.mcp_server import build_server
+from pipeline.agent.tools import ToolSpec
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ErrorInfo, SearchResponse, SearchResult
 from pipeline.core.settings import Settings
-from pipeline.mcp_server import build_server
-from pipeline.tools import ToolSpec
 
 
 class EchoArgs(BaseModel):
@@ -72,7 +72,7 @@ async def test_failures_are_answers_not_protocol_errors():
 def test_missing_sdk_is_a_clear_usage_error(monkeypatch, capsys):
     import sys
 
-    from pipeline import mcp_server
+    from pipeline.cli import mcp as mcp_server
 
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the [mcp] extra were not installed
     assert mcp_server.main([]) == 2
@@ -80,7 +80,7 @@ def test_missing_sdk_is_a_clear_usage_error(monkeypatch, capsys):
 
 
 def test_help_lists_the_shared_settings_flags(capsys):
-    from pipeline import mcp_server
+    from pipeline.cli import mcp as mcp_server
 
     assert mcp_server.main(["--help"]) == 0
     out = capsys.readouterr().out
@@ -89,7 +89,7 @@ def test_help_lists_the_shared_settings_flags(capsys):
 
 
 def test_usage_and_config_errors_are_one_line_and_exit_2(capsys, monkeypatch):
-    from pipeline import mcp_server
+    from pipeline.cli import mcp as mcp_server
 
     monkeypatch.setattr("sys.argv", ["/somewhere/pipeline/__main__.py", "mcp"])
     for argv, message in ((["--bogus"], "unrecognized arguments: --bogus (see --help)"),
@@ -104,7 +104,8 @@ def test_usage_and_config_errors_are_one_line_and_exit_2(capsys, monkeypatch):
 
 
 def test_help_lists_no_batch_only_flags(capsys):
-    from pipeline import cli, mcp_server
+    from pipeline.cli import command as cli
+    from pipeline.cli import mcp as mcp_server
 
     assert mcp_server.main(["--help"]) == 0
     out = capsys.readouterr().out

@@ -1,7 +1,7 @@
 import re
 
+from pipeline.agent.rendering import ENVELOPE_TAG, neutralise, render
 from pipeline.core.models import ErrorInfo, ExtractResponse, Record, SearchResponse, SearchResult
-from pipeline.rendering import ENVELOPE_TAG, neutralise, render
 
 
 def ok_record(url="https://a.test/page", content="Hello **world**.", **extra):
@@ -123,8 +123,8 @@ def test_failures_quote_urls_and_queries_clipped():
 
 
 async def test_an_answer_quoting_a_lone_surrogate_can_be_encoded():
+    from pipeline.agent.tools import run_tool
     from pipeline.core.settings import Settings
-    from pipeline.tools import run_tool
 
     text = await run_tool("web_extract", {"urls": ["http://127.0.0.1:1/\ud800"]},
                           settings=Settings(cache=False))  # loopback: blocked, never fetched

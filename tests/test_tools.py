@@ -5,7 +5,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.tools import FLAVORS, arguments_for, parameters_schema, tool_definition
+from pipeline.agent.tools import FLAVORS, arguments_for, parameters_schema, tool_definition
 
 
 class Window(BaseModel):
@@ -112,8 +112,8 @@ async def run_stand_in(args, settings):
 
 
 def stand_in_function():
+    from pipeline.agent.tools import ToolSpec, agent_function
     from pipeline.core.settings import Settings
-    from pipeline.tools import ToolSpec, agent_function
 
     spec = ToolSpec("find", "Find things.", StandIn, run_stand_in, exclude=("secret",))
     return agent_function(spec, settings=Settings(max_chars=777), untrusted=False)
@@ -155,7 +155,7 @@ async def test_agent_function_runs_and_never_raises_for_bad_arguments():
 
 async def test_tool_arguments_may_be_a_json_string_as_openai_sends_them():
     fn_spec = stand_in_spec()
-    from pipeline.tools import answer
+    from pipeline.agent.tools import answer
 
     as_mapping = await answer(fn_spec, {"query": "herons", "limit": 2}, untrusted=False)
     as_json = await answer(fn_spec, '{"query": "herons", "limit": 2}', untrusted=False)
@@ -172,7 +172,7 @@ async def test_tool_arguments_may_be_a_json_string_as_openai_sends_them():
     ("[" * 100_000, "arguments: not valid JSON (nested too deeply)"),
 ])
 async def test_run_tool_answers_any_other_arguments_with_invalid_request(arguments, problem):
-    from pipeline.tools import run_tool
+    from pipeline.agent.tools import run_tool
 
     for name in ("web_search", "web_extract"):  # rejected before anything is fetched
         text = await run_tool(name, arguments)
@@ -180,7 +180,7 @@ async def test_run_tool_answers_any_other_arguments_with_invalid_request(argumen
 
 
 def stand_in_spec():
-    from pipeline.tools import ToolSpec
+    from pipeline.agent.tools import ToolSpec
 
     return ToolSpec("find", "Find things.", StandIn, run_stand_in_default)
 

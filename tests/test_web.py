@@ -8,12 +8,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from pipeline.core.errors import PipelineError
-from pipeline.core.models import ErrorInfo, Record
-from pipeline.core.settings import Settings
-from pipeline.providers.fake import FakeExtractProvider, FakeSearchProvider
-from pipeline.providers.registry import BOTH, EXTRACT, ProviderSpec, Registry
-from pipeline.web import (
+from pipeline.agent.kernel import (
     ExtractArgs,
     SearchArgs,
     validate_rows,
@@ -22,6 +17,11 @@ from pipeline.web import (
     web_search,
     web_search_sync,
 )
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.settings import Settings
+from pipeline.providers.fake import FakeExtractProvider, FakeSearchProvider
+from pipeline.providers.registry import BOTH, EXTRACT, ProviderSpec, Registry
 
 ROWS = [{"title": "A", "url": "https://a.example/", "snippet": "aa"},
         {"title": "B", "url": "http://b.example/x", "snippet": "bb", "score": 0.5},
@@ -310,8 +310,8 @@ def test_validate_rows_all_valid_or_fails_closed(rows):
 
 def test_import_pipeline_stays_light():
     code = ("import sys, pipeline; assert 'aiohttp' not in sys.modules; "
-            "assert 'pipeline.web' not in sys.modules; pipeline.web_search; "
-            "assert 'pipeline.web' in sys.modules")
+            "assert 'pipeline.agent.kernel' not in sys.modules; pipeline.web_search; "
+            "assert 'pipeline.agent.kernel' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

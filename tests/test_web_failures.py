@@ -7,9 +7,9 @@ import socket
 import aiohttp
 import pytest
 
+from pipeline.agent.kernel import web_extract, web_extract_sync, web_search, web_search_sync
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
-from pipeline.web import web_extract, web_extract_sync, web_search, web_search_sync
 
 S = Settings(cache=False)
 URLS = ["https://a.example/", "https://b.example/"]

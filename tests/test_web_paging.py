@@ -6,9 +6,9 @@ from collections import Counter
 from aiohttp import web
 
 import pipeline
+from pipeline.agent.tools import FLAVORS, agent_tools, run_tool, tool_definitions
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import MARKER
-from pipeline.tools import FLAVORS, agent_tools, run_tool, tool_definitions
 from tests.engine.conftest import serve
 
 TEXT = "\n\n".join(f"Section {i}. " + "Herons wait in the shallows. " * 6 for i in range(30))

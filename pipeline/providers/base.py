@@ -2,7 +2,7 @@
 
 A vendor module implements one or both protocols and registers a ``ProviderSpec`` (a
 factory ``(settings, env) -> provider``) in ``pipeline.providers.registry``. Providers receive
-validated options and may return untrusted data: the kernel (``pipeline.web``) re-validates
+validated options and may return untrusted data: the kernel (``pipeline.agent.kernel``) re-validates
 it. A provider whose capabilities need different setup may add
 ``configured_for(capability) -> bool`` (Jina: the reader works without a key, search not).
 """

@@ -1,6 +1,6 @@
 """In-memory providers for tests and for users who inject their own (like httpx's
-``MockTransport``): pass one as ``backend=`` to :func:`pipeline.web.web_search` /
-:func:`pipeline.web.web_extract`, or register it with a :class:`ProviderSpec`.
+``MockTransport``): pass one as ``backend=`` to :func:`pipeline.agent.kernel.web_search` /
+:func:`pipeline.agent.kernel.web_extract`, or register it with a :class:`ProviderSpec`.
 """
 
 from __future__ import annotations

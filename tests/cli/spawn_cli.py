@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from pipeline.batch.shards import processes
-from pipeline.cli import main
+from pipeline.cli.command import main
 
 if __name__ == "__main__":
     processes.START_METHOD = "spawn"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli
 from pipeline.batch import engine
+from pipeline.cli import command as cli
 from tests.cli.conftest import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]
@@ -137,14 +137,14 @@ def test_subcommands_are_dispatched_lazily(monkeypatch, capsys):
     seen = {}
     fake = types.SimpleNamespace(search_main=lambda argv: seen.setdefault("search", argv) and 0,
                                  backends_main=lambda argv: 3)
-    monkeypatch.setitem(sys.modules, "pipeline.cli_search", fake)
+    monkeypatch.setitem(sys.modules, "pipeline.cli.search", fake)
     assert cli.main(["search", "some query", "--limit", "3"]) == 0
     assert seen["search"] == ["some query", "--limit", "3"]
     assert cli.main(["backends"]) == 3
 
 
 def test_missing_subcommand_module_is_a_usage_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "pipeline.mcp_server", None)  # import fails
+    monkeypatch.setitem(sys.modules, "pipeline.cli.mcp", None)  # import fails
     assert cli.main(["mcp"]) == 2
     assert "'mcp' command is not available" in capsys.readouterr().err
 
@@ -170,7 +170,7 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
     # of vendor keys (secrets do not belong on a command line)
     batch_only = {"search_backend", "provider_env"}
     missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
-    assert missing == [], f"add a flag for {missing} in pipeline/cli.py"
+    assert missing == [], f"add a flag for {missing} in pipeline/cli/command.py"
     assert "default: 100000" in flags["max_chars"].help
 
 

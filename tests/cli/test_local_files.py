@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, web_extract_sync
+from pipeline import web_extract_sync
+from pipeline.cli import command as cli
 from pipeline.fetch.local_files import LocalFiles
 from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli
+from pipeline.cli import command as cli
 from tests.cli.conftest import read_records, text_fetcher
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import cli
 from pipeline.batch.output import parquet_sink
-from pipeline.batch.output.merge import merge_main
 from pipeline.batch.output.parquet_sink import ParquetSink, scan_parquet, schema
+from pipeline.cli import command as cli
+from pipeline.cli.merge import merge_main
 from pipeline.core.models import ErrorInfo, Record
 from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli, site

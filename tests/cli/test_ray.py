@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli
+from pipeline.cli import command as cli
 from tests.cli.test_sharded import LOOPBACK, Site, merged, write_urls
 
 ray = pytest.importorskip(

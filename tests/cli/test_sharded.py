@@ -16,10 +16,10 @@ from aiohttp import web
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline import cli
 from pipeline.batch.frontier import host_key
 from pipeline.batch.input.items import InputItem, load_items, read_items
 from pipeline.batch.shards.plan import parse_shard, shard_of, split_items
+from pipeline.cli import command as cli
 from pipeline.core.errors import UsageError
 from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import run_cli, start_cli

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pipeline import cli
 from pipeline.batch.input.tables import read_input
+from pipeline.cli import command as cli
 from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli, site
 from tests.engine.conftest import serve

@@ -188,6 +188,6 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
 
 
 def test_the_library_side_never_loads_the_batch_pool():
-    code = ("import sys, pipeline.extract.native, pipeline.web, pipeline.tools; "
+    code = ("import sys, pipeline.extract.native, pipeline.agent.kernel, pipeline.agent.tools; "
             "assert not {'pipeline.batch.pool', 'pebble', 'pipeline.batch.run'} & set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)

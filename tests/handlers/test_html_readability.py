@@ -8,11 +8,11 @@ import pytest
 
 from handlers.html import HTML_HANDLER
 from handlers.registry import HandlerContext
-from pipeline import cli
+from pipeline.agent.kernel import web_extract
+from pipeline.cli import command as cli
+from pipeline.cli.mcp import build_parser as mcp_parser
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
-from pipeline.mcp_server import build_parser as mcp_parser
-from pipeline.web import web_extract
 from tests.cli.conftest import read_records, text_fetcher
 
 PARA = ("The council met on Tuesday to discuss the new bridge, which has been delayed twice, "

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.cli_search import backends_main, search_main
+from pipeline.cli.search import backends_main, search_main
 from tests.scripted_server import reply_json, reply_text
 
 ANSWER = {"query": "q", "results": [

@@ -2,8 +2,8 @@
 
 import pytest
 
+from pipeline.agent.kernel import web_extract, web_search
 from pipeline.core.settings import Settings
-from pipeline.web import web_extract, web_search
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_PAGE
 from tests.scripted_server import reply_json, reply_text
 

@@ -1,10 +1,10 @@
 """The native extract provider (our own pipeline) behind the registry and the kernel."""
 
+from pipeline.agent.kernel import web_extract
 from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import Settings
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import default_registry
-from pipeline.web import web_extract
 from tests.scripted_server import reply_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Native page</title></head><body>

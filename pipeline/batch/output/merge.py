@@ -1,5 +1,5 @@
-"""``python -m pipeline merge OUT_DIR [-o OUT.jsonl]``: the parts of a finished sharded run
-as one JSONL file in input order (``index``), every record exactly once.
+"""The parts of a finished sharded run as one JSONL file (or Parquet) in input order
+(``index``), every record exactly once (``python -m pipeline merge``: :mod:`pipeline.cli.merge`).
 
 Memory is about 50 bytes per record (each record's index and where it is; the records
 themselves are copied from the parts, not held).
@@ -13,14 +13,13 @@ import shutil
 import sys
 import tempfile
 from array import array
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import record_key
 from pipeline.batch.shards.plan import OutputDir, read_manifest
-from pipeline.core.errors import PROG, UsageError
+from pipeline.core.errors import UsageError
 from pipeline.core.models import Record
 
 if TYPE_CHECKING:
@@ -132,30 +131,3 @@ def _merge_to_parquet(directory: Path, target: Path) -> int:
         shutil.rmtree(building, ignore_errors=True)
         raise
     return count
-
-
-def merge_main(argv: Sequence[str]) -> int:
-    from pipeline.cli import command_parser, parse_command  # the commands' shared conventions
-
-    parser = command_parser(
-        "merge", description="Merge the parts of a sharded run (--shard, --processes, "
-        "--engine ray) into one JSONL file in input order (or Parquet: -o OUT.parquet).")
-    parser.add_argument("directory", metavar="OUT_DIR", help="the sharded run's output")
-    parser.add_argument("-o", "--output", metavar="OUT.jsonl",
-                        help="write here (default: stdout); a name ending in .parquet writes "
-                        "Parquet")
-    args = parse_command(parser, argv)
-    if isinstance(args, int):
-        return args
-    try:
-        count = merge_to(Path(args.directory), args.output)
-    except UsageError as exc:
-        print(f"{PROG} merge: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"{PROG} merge: error: {exc.filename or args.directory}: {exc.strerror}",
-              file=sys.stderr)
-        return 2
-    if args.output:
-        print(f"{PROG}: {count} records merged into {args.output}", file=sys.stderr)
-    return 0

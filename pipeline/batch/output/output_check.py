@@ -74,7 +74,26 @@ def check_output(target: OutputTarget, *, input_path: str | None, resume: bool =
         _check_file(target.path, resume=resume, overwrite=overwrite)
 
 
-def _check_parquet(path: str, *, resume: bool, overwrite: bool) -> None:
+def check_merge_output(path: str, directory: Path, *, overwrite: bool = False) -> None:
+    """Refuse (``UsageError``) a merge target inside the run ``directory`` (a part of the run,
+    or a file its next ``--resume`` would find), or one that holds records without
+    ``overwrite``."""
+    run = directory.resolve()
+    target = Path(path).resolve()
+    if target == run or run in target.parents:
+        raise UsageError(f"the output {path} is inside the run directory {directory}: "
+                         "choose a path outside it")
+    hint = "--overwrite replaces it"
+    if is_parquet(path):
+        _check_parquet(path, resume=False, overwrite=overwrite, hint=hint)
+    else:
+        _check_file(path, resume=False, overwrite=overwrite, hint=hint)
+
+
+_HINT = "--resume finishes that run, --overwrite replaces it"
+
+
+def _check_parquet(path: str, *, resume: bool, overwrite: bool, hint: str = _HINT) -> None:
     """A Parquet output is a directory of parts (:mod:`pipeline.batch.output.parquet_sink`)."""
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
@@ -83,11 +102,10 @@ def _check_parquet(path: str, *, resume: bool, overwrite: bool) -> None:
     if not folder.exists() and not folder.absolute().parent.is_dir():
         raise UsageError(f"cannot write {path}: no such directory {folder.absolute().parent}")
     if folder.is_dir() and parts_in(folder) and not (resume or overwrite):
-        raise UsageError(f"{path} already holds records: --resume finishes that run, "
-                         "--overwrite replaces it")
+        raise UsageError(f"{path} already holds records: {hint}")
 
 
-def _check_file(path: str, *, resume: bool, overwrite: bool) -> None:
+def _check_file(path: str, *, resume: bool, overwrite: bool, hint: str = _HINT) -> None:
     try:
         found = os.stat(path)
     except FileNotFoundError:
@@ -102,8 +120,7 @@ def _check_file(path: str, *, resume: bool, overwrite: bool) -> None:
         raise UsageError(f"{what} {path}: it is a directory (a sharded run writes one: "
                          "--processes N)")
     if stat.S_ISREG(found.st_mode) and found.st_size and not (resume or overwrite):
-        raise UsageError(f"{path} already holds records: --resume finishes that run, "
-                         "--overwrite replaces it")
+        raise UsageError(f"{path} already holds records: {hint}")
 
 
 def _check_directory(target: OutputTarget, *, resume: bool, overwrite: bool) -> None:

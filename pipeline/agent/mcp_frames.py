@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from pipeline.rendering import encodable
+from pipeline.agent.rendering import encodable
 
 Item = SessionMessage | Exception
 

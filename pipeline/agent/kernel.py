@@ -52,7 +52,7 @@ from pipeline.providers.registry import Registry
 from pipeline.store.cache import cache_for
 from pipeline.store.paging import read_windows, text_identity
 
-log = logging.getLogger("pipeline.web")
+log = logging.getLogger("pipeline.agent.kernel")
 T = TypeVar("T")
 
 MAX_RESULTS = 100

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pipeline.cli_inputs import add_input_arguments, input_from_args
+from pipeline.cli.inputs import add_input_arguments, input_from_args
 from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings, load_settings
 
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_OUTPUT = 74  # sysexits' EX_IOERR: the output could not be written
 SUBCOMMANDS: dict[str, str] = {
-    "search": "pipeline.cli_search:search_main",
-    "backends": "pipeline.cli_search:backends_main",
-    "mcp": "pipeline.mcp_server:main",
-    "merge": "pipeline.batch.output.merge:merge_main",
+    "search": "pipeline.cli.search:search_main",
+    "backends": "pipeline.cli.search:backends_main",
+    "mcp": "pipeline.cli.mcp:main",
+    "merge": "pipeline.cli.merge:merge_main",
 }
 
 

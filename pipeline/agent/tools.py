@@ -1,7 +1,7 @@
 """Tool definitions for function calling, generated from the pydantic argument models.
 
 One source of truth: the argument models the kernel validates with (``SearchArgs``,
-``ExtractArgs`` in :mod:`pipeline.web`). This module turns any such model into a clean,
+``ExtractArgs`` in :mod:`pipeline.agent.kernel`). This module turns any such model into a clean,
 self-contained JSON schema (``$ref`` resolved, no titles) and wraps it in each vendor's shape,
 as plain dicts — no SDK is imported:
 
@@ -28,10 +28,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from pipeline.agent.rendering import encodable, error_sentence, render
 from pipeline.core.errors import PipelineError, describe_validation
 from pipeline.core.models import ExtractResponse, SearchResponse
 from pipeline.core.settings import Settings, load_settings
-from pipeline.rendering import encodable, error_sentence, render
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
@@ -245,7 +245,9 @@ _HIDDEN = ("backend", "settings", "compress", "instruction")
 
 def web_tools() -> list[ToolSpec]:
     """The ``web_search`` and ``web_extract`` tools, running the library's kernel."""
-    from pipeline import web  # here, not at the top: keeps `import pipeline.tools` light
+    from pipeline.agent import (
+        kernel as web,  # here, not at the top: keeps `import pipeline.agent.tools` light
+    )
 
     async def search(args: BaseModel, settings: Settings | None) -> Response:
         return await web.web_search(**_fields(args), settings=settings)

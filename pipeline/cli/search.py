@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
-from pipeline.cli import EXIT_USAGE, PROG, command_parser, parse_command
+from pipeline.cli.command import EXIT_USAGE, PROG, command_parser, parse_command
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import SearchResponse
 from pipeline.core.settings import Settings, load_settings
@@ -63,7 +63,7 @@ def _error(parser: argparse.ArgumentParser, message: str) -> None:
 
 def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     """Run ``search``; returns the exit status."""
-    from pipeline.web import web_search
+    from pipeline.agent.kernel import web_search
 
     out = stdout or sys.stdout
     parser = _search_parser()
