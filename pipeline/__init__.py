@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from pipeline.core.errors import PipelineError
 from pipeline.core.models import (
     Document,
     ErrorInfo,
@@ -23,6 +24,9 @@ _LAZY = {
     "web_extract_sync": "pipeline.agent.kernel",
     "render": "pipeline.agent.rendering",
     "tool_definitions": "pipeline.agent.tools",
+    "run_tool": "pipeline.agent.tools",
+    "agent_tools": "pipeline.agent.tools",
+    "FakeCompressor": "pipeline.store.compress",
     "SearchArgs": "pipeline.agent.kernel",
     "ExtractArgs": "pipeline.agent.kernel",
 }
@@ -37,7 +41,8 @@ if TYPE_CHECKING:
         web_search_sync,
     )
     from pipeline.agent.rendering import render
-    from pipeline.agent.tools import tool_definitions
+    from pipeline.agent.tools import agent_tools, run_tool, tool_definitions
+    from pipeline.store.compress import FakeCompressor
 
 
 def __getattr__(name: str) -> Any:
@@ -60,14 +65,18 @@ __all__ = [
     "ErrorInfo",
     "ExtractArgs",
     "ExtractResponse",
+    "FakeCompressor",
+    "PipelineError",
     "Record",
     "SearchArgs",
     "SearchResponse",
     "SearchResult",
     "Settings",
     "__version__",
+    "agent_tools",
     "load_settings",
     "render",
+    "run_tool",
     "tool_definitions",
     "web_extract",
     "web_extract_sync",
