@@ -1,4 +1,5 @@
-"""A batch run in this process: input items through the engine into a JSONL sink.
+"""A batch run in this process: input items (and the URLs of its sitemaps and feeds) through
+the engine into a JSONL or Parquet sink.
 
 :func:`extract_items` is the engine with its handler pool, providers and stop signals; it
 serves the plain command (:func:`run_batch`: one input, one output file or stdout) and each
@@ -15,19 +16,29 @@ import signal
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
 from pipeline.engine import BatchEngine, Summary, calm_collector
 from pipeline.errors import PROG, PipelineError, UsageError
+from pipeline.expand import Expander
 from pipeline.extract import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.inputs import InputItem, count_items, feed, open_input, read_items
+from pipeline.fetch.client import HttpFetcher
+from pipeline.inputs import InputItem
+from pipeline.local_files import LocalFiles
 from pipeline.models import Record
+from pipeline.parquet_sink import is_parquet
 from pipeline.pool import ProcessRunner
 from pipeline.progress import ProgressBar
 from pipeline.providers.batch import batch_extract
+from pipeline.run_input import ExpandOptions, RunInput
 from pipeline.settings import Settings
 from pipeline.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.sources import document_fetcher, run_batches, say
+
+if TYPE_CHECKING:
+    from pipeline.parquet_sink import ParquetSink
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
@@ -35,6 +46,10 @@ OnRecord = Callable[[Record, Summary], None]
 
 def scan_output(path: str) -> tuple[DoneSet, int]:
     """What an earlier run wrote to ``path`` (see :func:`pipeline.sinks.scan_done`)."""
+    if is_parquet(path):
+        from pipeline.parquet_sink import scan_parquet
+
+        return scan_parquet(path)
     try:
         return scan_done(path)
     except OSError as exc:
@@ -49,10 +64,16 @@ def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
                "(the lines stay)" if done.invalid else ""))
 
 
-def open_sink(path: str | os.PathLike[str] | None, *, append: bool) -> JsonlSink:
-    """A sink writing to ``path`` (stdout when None); a ``UsageError`` if it cannot open."""
+def open_sink(path: str | os.PathLike[str] | None, *,
+              append: bool) -> JsonlSink | ParquetSink:
+    """A sink writing to ``path`` (stdout when None), chosen by its suffix: JSONL, or Parquet
+    for ``.parquet``; a ``UsageError`` if it cannot open."""
     if path is None:
         return JsonlSink(sys.stdout.buffer, background=True)
+    if is_parquet(path):
+        from pipeline.parquet_sink import ParquetSink
+
+        return ParquetSink(path, append=append)
     try:
         return JsonlSink.open(path, append=append, background=True)
     except OSError as exc:
@@ -92,11 +113,14 @@ class RunOutput:
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
                         settings: Settings, *, registry: HandlerRegistry,
                         fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
-                        signals: Iterable[int] = STOP_SIGNALS) -> Summary:
-    """One record per item to the output (items it holds already are skipped), until the
-    items end or one of ``signals`` stops the run. ``open_output`` is called last, once the
-    fetcher, providers and compressor are open: what they find wrong costs the output
-    nothing. Raises ``PipelineError('config')`` when the handler workers cannot start."""
+                        signals: Iterable[int] = STOP_SIGNALS,
+                        expand: ExpandOptions | None = None,
+                        local_files: LocalFiles | None = None) -> Summary:
+    """One record per item to the output (items it holds already are skipped), then one per
+    URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
+    stops the run. ``open_output`` is called last, once the fetcher, providers and
+    compressor are open: what they find wrong costs the output nothing. Raises
+    ``PipelineError('config')`` when the handler workers cannot start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -106,37 +130,50 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
 
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
                            on_start_failure=stop_on_start_failure)
-    native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry)
-    async with batch_extract(settings, native) as extract:
-        output = open_output()
-        try:
-            engine = BatchEngine(settings, extract, output.write, done=output.done or None,
-                                 on_record=on_record)
-            undo = _install_stop(stop, signals)
+    async with contextlib.AsyncExitStack() as fetchers:
+        expander = None
+        if expand is not None and expand.roots:
+            documents = fetcher
+            if fetcher is None:  # two fetchers, one per-host budget
+                fetcher = await fetchers.enter_async_context(
+                    HttpFetcher(settings, early_reject=registry.rejects_early))
+                documents = await fetchers.enter_async_context(
+                    document_fetcher(settings, fetcher.gate))
+            assert documents is not None
+            expander = Expander(expand, documents, settings.max_bytes)
+        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
+                                 local_files=local_files)
+        async with batch_extract(settings, native) as extract:
+            output = open_output()
             try:
-                with calm_collector():
-                    async with contextlib.aclosing(feed(items)) as batches:
-                        summary = await engine.run(batches, stop)
+                engine = BatchEngine(settings, extract, output.write, done=output.done or None,
+                                     on_record=on_record)
+                undo = _install_stop(stop, signals)
+                try:
+                    with calm_collector():
+                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
+                            summary = await engine.run(batches, stop)
+                finally:
+                    undo()
             finally:
-                undo()
-        finally:
-            output.close()
+                output.close()
     if start_failures:
         raise start_failures[0]
+    if expander is not None:
+        say(settings, expander.stats.describe(expander.options))
     return summary
 
 
 async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     fetcher: Fetcher | None = None) -> Summary:
-    """The plain batch command: ``args.urls`` to ``args.output`` (stdout when None), checked
-    beforehand by :func:`pipeline.run_check.check_run`."""
+    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None),
+    checked beforehand by :func:`pipeline.run_check.check_run`."""
     registry = load_registry(settings)
+    run_input: RunInput = args.run_input
     with contextlib.ExitStack() as cleanup:
-        source = open_input(args.urls)
-        if source is not sys.stdin.buffer:
-            cleanup.callback(source.close)
+        items = cleanup.enter_context(run_input.file_items())
         show = not settings.quiet and sys.stderr.isatty()
-        progress = ProgressBar(count_items(args.urls) if show else None, enabled=show)
+        progress = ProgressBar(run_input.count() if show else None, enabled=show)
         cleanup.callback(progress.close)
 
         def open_output() -> RunOutput:
@@ -148,5 +185,6 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
             return RunOutput(sink.write, sink.close, done)
 
-        return await extract_items(read_items(source), open_output, settings,
-                                   registry=registry, fetcher=fetcher, on_record=progress.update)
+        return await extract_items(items, open_output, settings, registry=registry,
+                                   fetcher=fetcher, on_record=progress.update,
+                                   expand=run_input.expand, local_files=run_input.local_files)

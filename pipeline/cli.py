@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pipeline.cli_inputs import add_input_arguments, input_from_args
 from pipeline.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.settings import Settings, load_settings
 
@@ -161,6 +162,7 @@ def _examples(prog: str) -> str:
         ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
         ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
         ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+        ("--sitemap URL -o out.parquet", "every URL of a sitemap, as columns"),
     )
     width = max(len(args) for args, _ in examples) + len(prog) + 3
     return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
@@ -180,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
             "writable (resumable), 130 interrupted.", width=78)
         + f"\n\nexamples:\n{_examples(prog)}",
     )
-    parser.add_argument("urls", metavar="URLS", help="file of URLs, one per line; '-' for stdin")
+    parser.add_argument("urls", metavar="URLS", nargs="?",
+                        help="file of URLs, one per line (or a table: --input-format); '-' "
+                        "for stdin; optional with --sitemap/--feed")
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="write records to this file ('-' or default: stdout), or for a "
                         "sharded run to this directory")
@@ -201,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shards", type=int, metavar="N",
                         help="with --engine ray: how many shards; default: 4 per CPU of the "
                         "cluster (or the resumed run's)")
+    add_input_arguments(parser)
     add_settings_arguments(parser)
     return parser
 
@@ -280,6 +285,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             args.output = None
         if args.resume and not args.output:
             raise UsageError("--resume needs -o OUT (the output to resume)")
+        args.run_input = input_from_args(args)
         settings = settings_from_args(args)
         from pipeline.run_check import check_run
 

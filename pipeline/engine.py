@@ -172,10 +172,10 @@ class BatchEngine:
 
     async def _process(self, line: InputItem) -> Record:
         if line.problem is not None:
-            error = ErrorInfo(kind="invalid_url", message=line.problem)
-            return Record.failure(line.url, error, index=line.index)
+            error = ErrorInfo(kind=line.problem_kind, message=line.problem)  # type: ignore[arg-type]
+            return Record.failure(line.url, error, index=line.index, **(line.extra or {}))
         record = await self._fetch_once(line.url)
-        return record.model_copy(update={"index": line.index})
+        return record.model_copy(update={"index": line.index, **(line.extra or {})})
 
     def _emit(self, record: Record) -> None:
         self._write(record)
@@ -188,7 +188,7 @@ class BatchEngine:
             return  # unfinished work is left for --resume, never written half-done
         if (exc := task.exception()) is not None:  # a bug here must not lose the line
             error = ErrorInfo(kind="extract", message=sanitize_message(repr(exc)))
-            record = Record.failure(line.url, error, index=line.index)
+            record = Record.failure(line.url, error, index=line.index, **(line.extra or {}))
         else:
             record = task.result()
         if slot is None:

@@ -25,6 +25,7 @@ from pipeline.truncate import Truncated, clip_metadata, clip_title, truncate
 
 if TYPE_CHECKING:
     from pipeline.cache import CachedPage
+    from pipeline.local_files import LocalFiles
 
 SNIFF_BYTES = 1024
 
@@ -48,17 +49,20 @@ class NativeExtractor:
     closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
     :class:`~pipeline.runners.InlineRunner` (pass a :class:`~pipeline.pool.ProcessRunner` for
     batch work),
-    ``registry`` to the default handlers plus ``settings.handlers``.
+    ``registry`` to the default handlers plus ``settings.handlers``. ``local_files`` (the
+    batch command's ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows.
     """
 
     name = "native"
 
     def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
-                 runner: Runner | None = None, registry: HandlerRegistry | None = None) -> None:
+                 runner: Runner | None = None, registry: HandlerRegistry | None = None,
+                 local_files: LocalFiles | None = None) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.registry = registry if registry is not None else load_registry(self.settings)
         self._fetcher = fetcher
         self._runner = runner
+        self._local_files = local_files
         self._stack: AsyncExitStack | None = None
 
     def is_configured(self) -> bool:
@@ -139,8 +143,11 @@ class NativeExtractor:
                        max_chars: int, cached: CachedPage | None = None
                        ) -> tuple[Record, Validators | None]:
         assert self._fetcher is not None and self._runner is not None
-        target = normalize_url(url)
-        if cached is not None and cached.validators is not None:
+        if self._local_files is not None and self._local_files.claims(url):
+            result = await self._local_files.fetch(url, self.settings.max_bytes)
+            target = result.final_url
+        elif cached is not None and cached.validators is not None:
+            target = normalize_url(url)
             result = await self._fetcher.fetch(target, validators=cached.validators)
             if result.not_modified:
                 again = Validators.from_headers(cached.validators.url, result.headers)
@@ -148,6 +155,7 @@ class NativeExtractor:
                           "attempts": result.attempts}
                 return cached.record.model_copy(update=update), again or cached.validators
         else:
+            target = normalize_url(url)
             result = await self._fetcher.fetch(target)
         fields.update(final_url=result.final_url, status=result.status,
                       content_type=result.media_type, bytes=len(result.body),

@@ -11,8 +11,6 @@ import asyncio
 import codecs
 import concurrent.futures
 import json
-import os
-import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -29,20 +27,23 @@ HAND_OVER_WAIT = 0.1  # seconds between checks, while the queue is full, that it
 
 @dataclass(frozen=True, slots=True)
 class InputItem:
-    """One unit of input: its position among the input's URL lines, its URL, why it cannot be
-    a URL (``problem``) when that is clear from the input alone, and fields that travel with
-    it (``extra``)."""
+    """One unit of input: its position among the input's URLs, its URL, why it cannot be
+    fetched (``problem``, an error of kind ``problem_kind``) when that is clear before any
+    fetch, and record fields that travel with it (``extra``: ``input``, ``source``)."""
 
     index: int
     url: str
     problem: str | None = None
     extra: dict[str, Any] | None = None
+    problem_kind: str = "invalid_url"
 
     def to_json(self) -> bytes:
         """One line of a spool file (see :func:`load_items`)."""
         fields: dict[str, Any] = {"index": self.index, "url": self.url}
         if self.problem is not None:
             fields["problem"] = self.problem
+            if self.problem_kind != "invalid_url":
+                fields["kind"] = self.problem_kind
         if self.extra:
             fields["extra"] = self.extra
         return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
@@ -53,13 +54,13 @@ def load_items(stream: BinaryIO) -> Iterator[InputItem]:
     for line in stream:
         fields = json.loads(line)
         yield InputItem(fields["index"], fields["url"], fields.get("problem"),
-                        fields.get("extra"))
+                        fields.get("extra"), fields.get("kind", "invalid_url"))
 
 
-def read_items(stream: BinaryIO) -> Iterator[InputItem]:
-    """The URL lines of a byte stream as items: BOM, CRLF, NULs, bad UTF-8 and huge lines
-    tolerated; blank lines and ``#`` comments skipped; whitespace stripped."""
-    index = 0
+def read_lines(stream: BinaryIO) -> Iterator[tuple[str, str | None]]:
+    """The non-blank, non-comment lines of a byte stream, stripped, each with why it cannot
+    be a URL (or None): BOM, CRLF, NULs, bad UTF-8 and huge lines tolerated (a huge line is
+    read past, never held whole, and keeps its first characters)."""
     first = True
     while raw := stream.readline(MAX_LINE_BYTES):
         overlong = len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n")
@@ -78,8 +79,14 @@ def read_items(stream: BinaryIO) -> Iterator[InputItem]:
             problem = f"line longer than {MAX_LINE_BYTES} bytes"
         elif "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
             problem = "line is not valid UTF-8"
-        yield InputItem(index, text, problem)
-        index += 1
+        yield text, problem
+
+
+def read_items(stream: BinaryIO) -> Iterator[InputItem]:
+    """The URL lines of a byte stream as items (see :func:`read_lines`); a line's URL is
+    its first whitespace-separated field (``url<TAB>label`` is the URL)."""
+    for index, (text, problem) in enumerate(read_lines(stream)):
+        yield InputItem(index, text if problem else text.split(None, 1)[0], problem)
 
 
 def open_input(path: str) -> BinaryIO:
@@ -90,14 +97,6 @@ def open_input(path: str) -> BinaryIO:
         return open(path, "rb")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def count_items(path: str) -> int | None:
-    """Items in a regular file (one streamed pass); None for pipes and stdin."""
-    if path == "-" or not stat.S_ISREG(os.stat(path).st_mode):
-        return None
-    with open(path, "rb") as handle:
-        return sum(1 for _ in read_items(handle))
 
 
 async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
@@ -142,9 +141,45 @@ async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
 
     threading.Thread(target=reader, name="pipeline-input", daemon=True).start()
     try:
-        while (item := await queue.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+        async for batch in _batches(queue):
+            yield batch
     finally:
         closed.set()
+
+
+async def _batches(queue: asyncio.Queue[list[InputItem] | BaseException | None]
+                   ) -> AsyncIterator[list[InputItem]]:
+    """The batches a producer puts in ``queue``, until None; a producer's error is raised."""
+    while (got := await queue.get()) is not None:
+        if isinstance(got, BaseException):
+            raise got
+        yield got
+
+
+async def feed_async(items: AsyncIterator[InputItem]) -> AsyncIterator[list[InputItem]]:
+    """Batches of ``items``, produced by a task of their own a few batches ahead (so the
+    producer's awaits — a sitemap's fetch — overlap the consumer's work). A batch is handed
+    over when full, or at once when the consumer is waiting for one."""
+    queue: asyncio.Queue[list[InputItem] | BaseException | None] = asyncio.Queue(maxsize=4)
+
+    async def produce() -> None:
+        batch: list[InputItem] = []
+        try:
+            async for item in items:
+                batch.append(item)
+                if len(batch) >= READ_BATCH or queue.empty():
+                    await queue.put(batch)
+                    batch = []
+            if batch:
+                await queue.put(batch)
+            await queue.put(None)
+        except Exception as exc:
+            await queue.put(exc)
+
+    producer = asyncio.ensure_future(produce())
+    try:
+        async for batch in _batches(queue):
+            yield batch
+    finally:
+        producer.cancel()
+        await asyncio.gather(producer, return_exceptions=True)

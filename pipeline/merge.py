@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from pipeline.errors import PROG, UsageError
+from pipeline.models import Record
+from pipeline.parquet_sink import is_parquet
 from pipeline.shards import OutputDir, read_manifest
 from pipeline.sinks import record_key
+
+if TYPE_CHECKING:
+    from pipeline.parquet_sink import ParquetSink
 
 _OFFSET_BITS = 48  # a record's place: part number above, byte offset below
 
@@ -77,6 +83,8 @@ def merge_to(directory: Path, target: str | None) -> int:
         count = merge(directory, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return count
+    if is_parquet(target):
+        return _merge_to_parquet(directory, Path(target))
     folder = Path(target).resolve().parent
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{Path(target).name}.", dir=folder)
@@ -93,15 +101,49 @@ def merge_to(directory: Path, target: str | None) -> int:
     return count
 
 
+class _ParquetLines:
+    """A binary stream for :func:`merge` that writes each record line to a Parquet sink."""
+
+    def __init__(self, sink: ParquetSink) -> None:
+        self.sink = sink
+
+    def write(self, line: bytes) -> int:
+        self.sink.write(Record.model_validate_json(line))
+        return len(line)
+
+
+def _merge_to_parquet(directory: Path, target: Path) -> int:
+    """:func:`merge` into a Parquet directory, built beside ``target`` and renamed over it
+    when complete (an earlier ``target`` directory is replaced)."""
+    from pipeline.parquet_sink import ParquetSink
+
+    building = target.with_name(f".{target.name}.merging")
+    shutil.rmtree(building, ignore_errors=True)
+    sink = ParquetSink(building)
+    try:
+        try:
+            count = merge(directory, _ParquetLines(sink))  # type: ignore[arg-type]
+        finally:
+            sink.close()
+        if target.is_dir():
+            shutil.rmtree(target)
+        os.replace(building, target)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return count
+
+
 def merge_main(argv: Sequence[str]) -> int:
     from pipeline.cli import command_parser, parse_command  # the commands' shared conventions
 
     parser = command_parser(
         "merge", description="Merge the parts of a sharded run (--shard, --processes, "
-        "--engine ray) into one JSONL file in input order.")
+        "--engine ray) into one JSONL file in input order (or Parquet: -o OUT.parquet).")
     parser.add_argument("directory", metavar="OUT_DIR", help="the sharded run's output")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl",
-                        help="write here (default: stdout)")
+                        help="write here (default: stdout); a name ending in .parquet writes "
+                        "Parquet")
     args = parse_command(parser, argv)
     if isinstance(args, int):
         return args

@@ -60,7 +60,9 @@ class Record(BaseModel):
     """One result per input URL: the JSONL line of the batch command and the library's
     per-URL return value. ``ok`` is true exactly when ``error`` is null. ``cache`` says where
     the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
-    (the cache, after the server answered 304 Not Modified) or null (fetched now)."""
+    (the cache, after the server answered 304 Not Modified) or null (fetched now). ``input``
+    holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
+    ``source`` the sitemap or feed it was found in; both null otherwise."""
 
     url: str
     index: int | None = None
@@ -81,6 +83,8 @@ class Record(BaseModel):
     attempts: int = 0
     elapsed_ms: int = 0
     cache: CacheSource | None = None
+    input: dict[str, Any] | None = None
+    source: str | None = None
     error: ErrorInfo | None = None
 
     @classmethod

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import UsageError
+from pipeline.parquet_sink import is_parquet, parts_in
 
 FileId = tuple[int, int]  # (device, inode)
 
@@ -46,12 +47,14 @@ def _stream_id(stream: object) -> FileId | None:
         return None
 
 
-def input_id(path: str) -> FileId | None:
-    """The file the input is read from (``-``: whatever stdin is)."""
+def input_id(path: str | None) -> FileId | None:
+    """The file the input is read from (``-``: whatever stdin is; None: no file)."""
+    if path is None:
+        return None
     return _stream_id(sys.stdin) if path == "-" else _file_id(path)
 
 
-def check_output(target: OutputTarget, *, input_path: str, resume: bool = False,
+def check_output(target: OutputTarget, *, input_path: str | None, resume: bool = False,
                  overwrite: bool = False) -> None:
     """Refuse (``UsageError``) an output that is the input, or that holds records and the
     user said neither ``--resume`` nor ``--overwrite``."""
@@ -65,8 +68,23 @@ def check_output(target: OutputTarget, *, input_path: str, resume: bool = False,
     if found is not None and found == input_id(input_path):
         raise UsageError(f"the output {where} is the input {input_path}: writing it would "
                          "destroy the URL list; choose another -o")
-    if target.path is not None:
+    if target.path is not None and is_parquet(target.path):
+        _check_parquet(target.path, resume=resume, overwrite=overwrite)
+    elif target.path is not None:
         _check_file(target.path, resume=resume, overwrite=overwrite)
+
+
+def _check_parquet(path: str, *, resume: bool, overwrite: bool) -> None:
+    """A Parquet output is a directory of parts (:mod:`pipeline.parquet_sink`)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{path} is a file; Parquet output is a directory of parts (remove "
+                         "it or choose another name)")
+    if not folder.exists() and not folder.absolute().parent.is_dir():
+        raise UsageError(f"cannot write {path}: no such directory {folder.absolute().parent}")
+    if folder.is_dir() and parts_in(folder) and not (resume or overwrite):
+        raise UsageError(f"{path} already holds records: --resume finishes that run, "
+                         "--overwrite replaces it")
 
 
 def _check_file(path: str, *, resume: bool, overwrite: bool) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 from pipeline.engine import Summary
 from pipeline.errors import OutputError, PipelineError, UsageError
 from pipeline.inputs import load_items
+from pipeline.local_files import LocalFiles
 from pipeline.models import Record
 from pipeline.progress import ProgressBar, combine
 from pipeline.settings import Settings
@@ -209,15 +210,15 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
     already = output.done_records()
-    with spooled(args, output) as spools:
-        summary = _drive(output, local, spools, started)
+    with spooled(args, output, settings) as spools:
+        summary = _drive(output, local, spools, started, args.run_input.local_files)
     summary.skipped += already
     return summary
 
 
 def _drive(output: OutputDir, settings: Settings, spools: dict[int, Spool],
-           started: float) -> Summary:
-    driver = _Driver({shard: (ShardJob(output, shard, settings), spool)
+           started: float, local_files: LocalFiles | None) -> Summary:
+    driver = _Driver({shard: (ShardJob(output, shard, settings, local_files), spool)
                       for shard, spool in spools.items()})
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {number: signal.signal(number, driver.stop) for number in signals}

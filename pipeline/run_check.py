@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from pipeline.errors import UsageError
+from pipeline.errors import PROG, UsageError
 from pipeline.output_check import OutputTarget, check_output
+from pipeline.parquet_sink import is_parquet
 from pipeline.settings import Settings
 
 RUN_MODES = ("plain", "shard", "processes", "ray")
@@ -35,6 +36,9 @@ def run_mode(args: argparse.Namespace, settings: Settings) -> str:
         mode = "processes"
     if args.shards is not None and args.shards < 1:
         raise UsageError("--shards must be at least 1")
+    if mode != "plain" and is_parquet(args.output):
+        raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
+                         f"{PROG} merge OUT_DIR -o OUT.parquet")
     if mode != "plain" and not args.output:
         raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
                          "writes a directory: give -o OUT_DIR")
@@ -51,8 +55,8 @@ def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:
     return OutputTarget(args.output, directory=True)
 
 
-def check_input(path: str) -> None:
-    if path == "-":
+def check_input(path: str | None) -> None:
+    if path is None or path == "-":  # None: only sitemaps and feeds
         return
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")

@@ -32,8 +32,10 @@ from pipeline.engine import Summary
 from pipeline.errors import PROG, UsageError
 from pipeline.extract import load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.inputs import InputItem, open_input, read_items
+from pipeline.inputs import InputItem
+from pipeline.local_files import LocalFiles
 from pipeline.progress import ProgressBar
+from pipeline.run_input import RunInput
 from pipeline.settings import Settings
 from pipeline.shards import (
     OutputDir,
@@ -57,6 +59,7 @@ class ShardJob:
     output: OutputDir
     shard: int
     settings: Settings
+    local_files: LocalFiles | None = None
 
     @property
     def name(self) -> str:
@@ -83,7 +86,8 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
         return RunOutput(sink.write, sink.close, done)
 
     summary = await extract_items(items, open_part, job.settings, registry=registry,
-                                  fetcher=fetcher, on_record=on_record, signals=signals)
+                                  fetcher=fetcher, on_record=on_record, signals=signals,
+                                  local_files=job.local_files)
     if not summary.interrupted:
         job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
                                         "records": held + summary.records})
@@ -109,21 +113,17 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
 
 
 @contextmanager
-def spooled(args: argparse.Namespace, output: OutputDir) -> Iterator[dict[int, Spool]]:
-    """The input read once and split: the items of each shard not done yet, in spool files
-    in a hidden folder of the output directory (removed after; the folders a killed run left
-    are removed first)."""
+def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
+            ) -> Iterator[dict[int, Spool]]:
+    """The input read once (its sitemaps and feeds expanded) and split: the items of each
+    shard not done yet, in spool files in a hidden folder of the output directory (removed
+    after; the folders a killed run left are removed first)."""
     for left in output.path.glob(f"{SPOOL_PREFIX}*"):
         shutil.rmtree(left, ignore_errors=True)
     directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
-        source = open_input(args.urls)
-        try:
-            spools = split_items(read_items(source), output.shards, output.pending(), directory)
-        finally:
-            if source is not sys.stdin.buffer:
-                source.close()
-        yield spools
+        items = args.run_input.all_items(settings)
+        yield split_items(items, output.shards, output.pending(), directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -138,28 +138,26 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
     """``--shard K/N``: this process reads the whole input and extracts shard K's items."""
     shard, shards = parse_shard(args.shard)
     output = prepare(args, settings, shards, only=shard)
-    job = ShardJob(output, shard, settings)
+    run_input: RunInput = args.run_input
+    job = ShardJob(output, shard, settings, run_input.local_files)
     if output.is_done(shard):
         say(settings, f"{job.name} is already done ({output.part(shard)})")
         return Summary(skipped=output.read_marker(shard)["records"])
     show = not settings.quiet and sys.stderr.isatty()
     total = None
-    if show and args.urls != "-":
-        with open_input(args.urls) as source:
-            total = sum(1 for _ in shard_items(read_items(source), shard, shards))
+    if show and run_input.count() is not None:
+        with run_input.file_items() as counted:
+            total = sum(1 for _ in shard_items(counted, shard, shards))
     progress = ProgressBar(total, enabled=show)
 
     def resumed(done: DoneSet, dropped: int) -> None:
         progress.shrink(len(done))
         say(settings, resuming(output.partial(shard), done, dropped))
 
-    source = open_input(args.urls)
     try:
-        items = shard_items(read_items(source), shard, shards)
+        items = shard_items(run_input.all_items(settings), shard, shards)
         return asyncio.run(run_shard(job, items, fetcher=fetcher, on_record=progress.update,
                                      on_resume=resumed))
     finally:
         progress.close()
-        if source is not sys.stdin.buffer:
-            source.close()
 

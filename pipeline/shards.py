@@ -83,9 +83,10 @@ def count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
-def fingerprint(path: str) -> dict[str, Any] | None:
-    """Size and SHA-256 of a regular input file; None for stdin and pipes (not checked)."""
-    if path == "-" or not Path(path).is_file():
+def fingerprint(path: str | None) -> dict[str, Any] | None:
+    """Size and SHA-256 of a regular input file; None for stdin, pipes and no file (not
+    checked)."""
+    if path is None or path == "-" or not Path(path).is_file():
         return None
     digest = hashlib.sha256()
     size = 0
@@ -96,7 +97,7 @@ def fingerprint(path: str) -> dict[str, Any] | None:
     return {"bytes": size, "sha256": digest.hexdigest()}
 
 
-def manifest(shards: int, input_path: str, settings: Settings) -> dict[str, Any]:
+def manifest(shards: int, input_path: str | None, settings: Settings) -> dict[str, Any]:
     return {"format": MANIFEST_FORMAT, "version": 1, "shards": shards,
             "input": fingerprint(input_path),
             "settings": settings.model_dump(mode="json", include=set(OUTPUT_SETTINGS))}

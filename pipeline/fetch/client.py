@@ -102,17 +102,19 @@ class HttpFetcher:
     announcing it ends as ``unsupported_type``); None means the default,
     :func:`~pipeline.fetch.media.is_binary_media_type` (images, audio, video, fonts,
     archives); pass ``lambda _: False`` to download everything. ``resolver`` replaces the
-    system DNS resolver (tests); its answers are still judged by the safety policy.
+    system DNS resolver (tests); its answers are still judged by the safety policy. ``gate``
+    shares another fetcher's per-host politeness (two fetchers, one budget per host).
     """
 
     def __init__(self, settings: Settings | None = None, *,
                  early_reject: Callable[[str], bool] | None = None,
                  robots: bool | None = None,
-                 resolver: AbstractResolver | None = None) -> None:
+                 resolver: AbstractResolver | None = None,
+                 gate: HostGate | None = None) -> None:
         self.settings = settings or Settings()
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
-        self.gate = HostGate(self.settings.per_host, self.settings.rate)
+        self.gate = gate or HostGate(self.settings.per_host, self.settings.rate)
         self._head_trust = HeadTrust(self.settings.head_trust)
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver

@@ -98,7 +98,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_the_resume_hint(url_file, c
     ("argv", "message"),
     [
         (["{urls}", "--bogus-flag"], "unrecognized arguments"),
-        ([], "required: URLS"),
+        ([], "give URLS"),
         (["missing.txt"], "no such file"),
         (["{urls}", "--resume"], "--resume needs -o"),
         (["{urls}", "--concurrency", "0"], "concurrency"),

@@ -1,0 +1,116 @@
+"""README and docs/ name only flags that exist, extras that exist, and the test command CI runs.
+
+A flag removed or renamed in the code fails here until the documentation follows."""
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+COMMANDS = ("", "search", "backends", "mcp", "merge")  # "": the batch command
+FLAG = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+COMMAND_LINE = re.compile(r"python -m pipeline\b(?P<rest>.*)")
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+EXTRA = re.compile(r"\[(?P<extras>[a-z,]+)\]'")  # '.[pdf,mcp]', 'extract-pipeline[pdf]'
+
+
+@cache
+def help_flags(command: str) -> frozenset[str]:
+    """The flags ``python -m pipeline [command] --help`` lists (run as a user would)."""
+    argv = [sys.executable, "-m", "pipeline", *([command] if command else []), "--help"]
+    env = {**os.environ, "COLUMNS": "1000"}  # unwrapped: no flag split at a line's end
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return frozenset(FLAG.findall(done.stdout))
+
+
+def doc_id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", DOCS, ids=doc_id)
+def test_every_flag_a_page_names_is_in_some_commands_help(path):
+    known = frozenset().union(*(help_flags(command) for command in COMMANDS))
+    unknown = sorted(set(FLAG.findall(path.read_text(encoding="utf-8"))) - known)
+    assert not unknown, f"{doc_id(path)} names flags no command has: {unknown}"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=doc_id)
+def test_command_lines_in_code_blocks_use_their_commands_flags(path):
+    problems = []
+    for block in FENCE.findall(path.read_text(encoding="utf-8")):
+        for line in block.splitlines():
+            found = COMMAND_LINE.search(line.split("#", 1)[0])
+            if found is None:
+                continue
+            words = found["rest"].split()
+            command = words[0] if words and words[0] in COMMANDS else ""
+            wrong = set(FLAG.findall(found["rest"])) - help_flags(command)
+            if wrong:
+                problems.append(f"{line.strip()!r}: {sorted(wrong)} not in its --help")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_flag_is_documented():
+    """The batch command's full table is docs/batch.md; the other commands' flags are named
+    somewhere in README or docs/."""
+    def named(paths):
+        return {flag for path in paths for flag in FLAG.findall(path.read_text(encoding="utf-8"))}
+
+    missing = {"batch (docs/batch.md)": help_flags("") - named([ROOT / "docs" / "batch.md"])}
+    missing.update({command: help_flags(command) - named(DOCS) for command in COMMANDS[1:]})
+    missing = {command: sorted(flags - {"--help"}) for command, flags in missing.items()}
+    assert not any(missing.values()), f"flags no page documents: {missing}"
+
+
+def test_every_extra_the_docs_name_exists():
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+                   ["optional-dependencies"])
+    named = {extra for path in DOCS for found in EXTRA.finditer(path.read_text(encoding="utf-8"))
+             for extra in found["extras"].split(",")}
+    assert named, "no pip install line with extras found"
+    assert named <= declared, f"unknown extras: {sorted(named - declared)}"
+
+
+def test_readme_opens_with_the_test_command_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "python -m pytest" in [line.strip() for line in ci]
+    first_block = FENCE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert first_block is not None
+    commands = [line.split("#", 1)[0].strip() for line in first_block[1].splitlines()]
+    assert "python -m pytest" in commands
+    assert any(c.startswith("python -m pipeline ") for c in commands)
+
+
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.M)
+
+
+def anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation but '-' and '_' dropped, spaces '-'."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+            for title in HEADING.findall(text)}
+
+
+@pytest.mark.parametrize("path", [*DOCS, ROOT / "benchmarks" / "README.md"], ids=doc_id)
+def test_local_links_reach_a_file_and_heading(path):
+    broken = []
+    for found in LINK.finditer(FENCE.sub("", path.read_text(encoding="utf-8"))):
+        target = found["target"]
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file).resolve() if file else path
+        if not linked.exists() or (
+            anchor and linked.suffix == ".md" and anchor not in anchors(linked)
+        ):
+            broken.append(target)
+    assert not broken, f"{doc_id(path)}: broken links {broken}"
