@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.batch import engine
 from pipeline.cli import command as cli
-from tests.cli.conftest import read_records, text_fetcher
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]
 
@@ -177,7 +177,7 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
 def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     status = run([str(url_file), "-o", str(out), "--handler",
-                  "tests.engine.faulty_handlers:parent_only"],
+                  "tests.support.faulty_handlers:parent_only"],
                  fetcher=text_fetcher(URLS, media_type="text/html"))
     assert status == 2
     assert "parent_only cannot load in a worker" in capsys.readouterr().err
@@ -233,3 +233,13 @@ def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path,
     assert code == 2
     assert "cannot read cookie file" in captured.err and "Traceback" not in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_sharded_run_ends_naming_its_parts_and_the_merge_as_invoked(url_file, tmp_path,
+                                                                       monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/pipeline/__main__.py"])
+    out = f"{tmp_path / 'run dir'}/"  # a trailing slash, a space
+    assert run([str(url_file), "-o", out, "--shard", "0/1"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (f"extract-pipeline: records are in {tmp_path}/run dir/part-*.jsonl; one file "
+                    f"in input order: python -m pipeline merge '{out}' -o OUT.jsonl")

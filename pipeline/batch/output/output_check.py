@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.batch.output.output_dir import OutputDir, holds_a_run
 from pipeline.batch.output.parquet_sink import is_parquet, parts_in
 from pipeline.core.errors import UsageError
 
@@ -74,15 +75,23 @@ def check_output(target: OutputTarget, *, input_path: str | None, resume: bool =
         _check_file(target.path, resume=resume, overwrite=overwrite)
 
 
-def check_merge_output(path: str, directory: Path, *, overwrite: bool = False) -> None:
-    """Refuse (``UsageError``) a merge target inside the run ``directory`` (a part of the run,
-    or a file its next ``--resume`` would find), or one that holds records without
-    ``overwrite``."""
-    run = directory.resolve()
-    target = Path(path).resolve()
-    if target == run or run in target.parents:
-        raise UsageError(f"the output {path} is inside the run directory {directory}: "
-                         "choose a path outside it")
+def check_merge_output(path: str | None, directory: Path, *, overwrite: bool = False) -> None:
+    """Refuse (``UsageError``) a merge target (``path``; None: stdout) that is one of the
+    run's files under any name or link, or inside the run ``directory`` (a file its next
+    ``--resume`` would find), or that holds records without ``overwrite``."""
+    if path is not None:
+        run = directory.resolve()
+        target = Path(path).resolve()
+        if target == run or run in target.parents:
+            raise UsageError(f"the output {path} is inside the run directory {directory}: "
+                             "choose a path outside it")
+    found = _stream_id(sys.stdout) if path is None else _file_id(path)
+    if found is not None and directory.is_dir() and any(
+            _file_id(str(part)) == found for part in directory.iterdir()):
+        raise UsageError(f"the output {path or 'stdout'} is a file of the run {directory} it "
+                         "merges: choose another -o")
+    if path is None:
+        return
     hint = "--overwrite replaces it"
     if is_parquet(path):
         _check_parquet(path, resume=False, overwrite=overwrite, hint=hint)
@@ -124,11 +133,6 @@ def _check_file(path: str, *, resume: bool, overwrite: bool, hint: str = _HINT) 
 
 
 def _check_directory(target: OutputTarget, *, resume: bool, overwrite: bool) -> None:
-    from pipeline.batch.shards.plan import (  # only sharded runs write a directory
-        OutputDir,
-        holds_a_run,
-    )
-
     assert target.path is not None  # a sharded run without -o is refused before
     path = Path(target.path)
     if path.exists() and not path.is_dir():
