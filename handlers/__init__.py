@@ -32,7 +32,8 @@ BUILTIN_HANDLERS: tuple[str, ...] = (
 def load_handler(spec: str) -> ContentHandler:
     """The handler a ``"module:attribute"`` spec names."""
     module, _, attribute = spec.partition(":")
-    return getattr(import_module(module), attribute)
+    handler: ContentHandler = getattr(import_module(module), attribute)  # checked on register
+    return handler
 
 
 def builtin_handlers() -> list[ContentHandler]:

@@ -147,7 +147,7 @@ class HTMLHandler:
         headline = _headline(root, title) if declared == "product" else None
         main = best_candidate(page)
         if headline is not None and headline.getparent() is not None and (
-                main is None or headline not in main.iter(headline.tag)):
+                main is None or headline not in main.iter(str(headline.tag))):
             block = product_block(headline)
             main = main if block is None else block
         content = ""

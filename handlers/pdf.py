@@ -216,7 +216,8 @@ class PdfHandler:
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     @staticmethod
-    def _pages(doc: Any, total: int, max_pages: int, time_limit: float):
+    def _pages(doc: Any, total: int, max_pages: int, time_limit: float
+               ) -> tuple[list[tuple[int, str]], str | None, int]:
         """(page number, text) for non-empty pages, why reading stopped early (if it did), and
         how many pages were read."""
         deadline = time.monotonic() + time_limit

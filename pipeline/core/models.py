@@ -6,9 +6,9 @@ These are the values that cross the library's edges. Inside the code, failures t
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ErrorKind = Literal[
     "invalid_url",
@@ -47,6 +47,21 @@ class ErrorInfo(BaseModel):
     retryable: bool = False
 
 
+def _check_outcome(ok: bool, error: ErrorInfo | None, what: str) -> None:
+    """The outcome invariant of records and responses: ``error`` is set exactly when ``ok``
+    is false."""
+    if ok and error is not None:
+        raise ValueError(f"an ok {what} carries no error (error={error.kind!r})")
+    if not ok and error is None:
+        raise ValueError(f"a failed {what} carries an error (ok=false needs error)")
+
+
+def _error_of(ok: bool, error: ErrorInfo | None, what: str) -> ErrorInfo:
+    if ok or error is None:
+        raise ValueError(f"an ok {what} has no error: check ok first")
+    return error
+
+
 class Document(BaseModel):
     """What a content handler makes of a body: readable content plus metadata."""
 
@@ -66,7 +81,9 @@ class ExtractOptions(BaseModel):
 
 class Record(BaseModel):
     """One result per input URL: the JSONL line of the batch command and the library's
-    per-URL return value. ``ok`` is true exactly when ``error`` is null. ``cache`` says where
+    per-URL return value. ``ok`` is true exactly when ``error`` is null, and an ok record has
+    ``content`` (both checked on construction; :attr:`failed_with` reads a failed record's
+    error without a None check). ``cache`` says where
     the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
     (the cache, after the server answered 304 Not Modified) or null (fetched now). ``input``
     holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
@@ -95,6 +112,18 @@ class Record(BaseModel):
     source: str | None = None
     error: ErrorInfo | None = None
 
+    @model_validator(mode="after")
+    def _outcome(self) -> Self:
+        _check_outcome(self.ok, self.error, "record")
+        if self.ok and self.content is None:
+            raise ValueError("an ok record carries content (ok=true needs content)")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed record (``ok`` false); ``ValueError`` on an ok one."""
+        return _error_of(self.ok, self.error, "record")
+
     @classmethod
     def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
         """A record for a URL that produced no content."""
@@ -117,7 +146,8 @@ class SearchResult(BaseModel):
 
 
 class SearchResponse(BaseModel):
-    """A search outcome: rows and the provider that served them, or an error."""
+    """A search outcome: rows and the provider that served them, or an error (set exactly
+    when ``ok`` is false, checked on construction)."""
 
     ok: bool
     query: str
@@ -126,13 +156,34 @@ class SearchResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
+    @model_validator(mode="after")
+    def _outcome(self) -> Self:
+        _check_outcome(self.ok, self.error, "search response")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed search (``ok`` false); ``ValueError`` on an ok one."""
+        return _error_of(self.ok, self.error, "search response")
+
 
 class ExtractResponse(BaseModel):
     """An extract outcome: one record per requested URL, in input order, or a request-level
-    error (``invalid_request``, ``config``) with no records."""
+    error (``invalid_request``, ``config``) with no records. ``error`` is set exactly when
+    ``ok`` is false (checked on construction)."""
 
     ok: bool
     provider: str | None = None
     records: list[Record] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
+
+    @model_validator(mode="after")
+    def _outcome(self) -> Self:
+        _check_outcome(self.ok, self.error, "extract response")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed extract call (``ok`` false); ``ValueError`` on an ok one."""
+        return _error_of(self.ok, self.error, "extract response")

@@ -27,12 +27,13 @@ class _NothingUploaded:
 
 class _MockedResponse(ClientResponse):
     def __init__(self, *args: Any, stream_writer: Any = None, **kwargs: Any) -> None:
-        super().__init__(*args, stream_writer=stream_writer or _NothingUploaded(), **kwargs)
+        writer: Any = stream_writer or _NothingUploaded()  # duck-typed: only output_size is read
+        super().__init__(*args, stream_writer=writer, **kwargs)
 
 
 def teach_aioresponses() -> None:
     """Make a loaded aioresponses build responses this aiohttp accepts (idempotent)."""
-    core = sys.modules.get("aioresponses.core")
+    core: Any = sys.modules.get("aioresponses.core")
     if not _NEEDS_WRITER or core is None:
         return
     current = getattr(core, "ClientResponse", None)
