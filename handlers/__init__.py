@@ -13,6 +13,7 @@ from importlib import import_module
 from handlers.registry import (
     ContentHandler,
     HandlerContext,
+    HandlerOptions,
     HandlerRegistry,
     InlineHandler,
     handles_inline,
@@ -72,6 +73,7 @@ __all__ = [
     "BUILTIN_HANDLERS",
     "ContentHandler",
     "HandlerContext",
+    "HandlerOptions",
     "HandlerRegistry",
     "InlineHandler",
     "build_registry",

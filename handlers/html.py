@@ -123,7 +123,7 @@ class HTMLHandler:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
-        if ctx.options.get("html_extractor") == "readability":
+        if ctx.options.html_extractor == "readability":
             chosen = readability_main(text, ctx.base_url)
             if chosen is not None:
                 clean_tree(chosen)
@@ -141,7 +141,7 @@ class HTMLHandler:
             page, outermost(found), declared=declared == "forum")
         threads = []  # on a discussion page, the content rather than comments to append
         if not discussion:
-            if ctx.options.get("include_comments"):
+            if ctx.options.include_comments:
                 threads = take_threads(found)
             drop_threads(found)
         headline = _headline(root, title) if declared == "product" else None
