@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from importlib.metadata import entry_points
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from handlers.sniff import (
     SNIFF_BYTES,
@@ -162,7 +162,7 @@ def handles_inline(handler: ContentHandler, body: bytes, ctx: HandlerContext) ->
     if not declared:
         return False
     try:
-        return bool(handler.inline(body, ctx))  # type: ignore[attr-defined]
+        return bool(cast(InlineHandler, handler).inline(body, ctx))  # declared, as memoised
     except Exception:  # a faulty estimate only costs the fast path
         return False
 

@@ -21,7 +21,7 @@ import concurrent.futures
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -307,16 +307,16 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
 
 # --------------------------------------------------------------------------- sync twins
 
-def _run_sync(make: Callable[[], Awaitable[T]]) -> T:
+def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine from sync code. Inside a running event loop (an async function,
     Jupyter) ``asyncio.run`` would refuse, so the call runs on a fresh loop in a worker
     thread; the calling loop is blocked until it finishes — ``await`` the async API there."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(make())  # type: ignore[arg-type]
+        return asyncio.run(make())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()  # type: ignore[arg-type]
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 def web_search_sync(query: str, **kwargs: Any) -> SearchResponse:

@@ -358,6 +358,7 @@ def agent_function(
         return text
 
     signature = inspect.Signature(parameters, return_annotation=str)
+    # inspect reads __signature__ first; typeshed's FunctionType does not declare it
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {**annotations, "return": str}
     tool.__name__ = tool.__qualname__ = spec.name

@@ -172,7 +172,7 @@ class BatchEngine:
 
     async def _process(self, line: InputItem) -> Record:
         if line.problem is not None:
-            error = ErrorInfo(kind=line.problem_kind, message=line.problem)  # type: ignore[arg-type]
+            error = ErrorInfo(kind=line.problem_kind, message=line.problem)
             return Record.failure(line.url, error, index=line.index, **(line.extra or {}))
         record = await self._fetch_once(line.url)
         return record.model_copy(update={"index": line.index, **(line.extra or {})})

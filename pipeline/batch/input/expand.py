@@ -33,6 +33,7 @@ from pipeline.batch.input.sitemaps import (
     text_links,
 )
 from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.models import ErrorKind
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder
 from pipeline.fetch.urls import normalize_url
@@ -113,7 +114,8 @@ class Expander:
         self._next += 1
         return self._next - 1
 
-    def _failure(self, url: str, source: str | None, kind: str, message: str) -> InputItem:
+    def _failure(self, url: str, source: str | None, kind: ErrorKind, message: str
+                 ) -> InputItem:
         self.stats.failed += 1
         return InputItem(self._number(), url, message, {"source": source}, kind)
 

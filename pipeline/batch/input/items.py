@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from pipeline.core.errors import UsageError
+from pipeline.core.models import ErrorKind
 
 MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
@@ -35,7 +36,7 @@ class InputItem:
     url: str
     problem: str | None = None
     extra: dict[str, Any] | None = None
-    problem_kind: str = "invalid_url"
+    problem_kind: ErrorKind = "invalid_url"
 
     def to_json(self) -> bytes:
         """One line of a spool file (see :func:`load_items`)."""
