@@ -6,7 +6,7 @@ These are the values that cross the library's edges. Inside the code, failures t
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -47,19 +47,31 @@ class ErrorInfo(BaseModel):
     retryable: bool = False
 
 
-def _check_outcome(ok: bool, error: ErrorInfo | None, what: str) -> None:
-    """The outcome invariant of records and responses: ``error`` is set exactly when ``ok``
-    is false."""
-    if ok and error is not None:
-        raise ValueError(f"an ok {what} carries no error (error={error.kind!r})")
-    if not ok and error is None:
-        raise ValueError(f"a failed {what} carries an error (ok=false needs error)")
+class _Outcome(BaseModel):
+    """Base of records and responses: ``error`` is set exactly when ``ok`` is false, checked
+    on construction. It declares no fields, so each model keeps its own field order."""
 
+    _what: ClassVar[str]  # "record", "search response", ... for the messages
+    if TYPE_CHECKING:  # the subclasses' fields, read here
+        ok: bool
+        error: ErrorInfo | None
 
-def _error_of(ok: bool, error: ErrorInfo | None, what: str) -> ErrorInfo:
-    if ok or error is None:
-        raise ValueError(f"an ok {what} has no error: check ok first")
-    return error
+    @model_validator(mode="after")
+    def _error_exactly_when_failed(self) -> Self:
+        if self.ok and self.error is not None:
+            raise ValueError(f"an ok {self._what} carries no error "
+                             f"(error={self.error.kind!r})")
+        if not self.ok and self.error is None:
+            raise ValueError(f"a failed {self._what} carries an error (ok=false needs error)")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed outcome (``ok`` false), with no None to check;
+        ``ValueError`` on an ok one."""
+        if self.ok or self.error is None:
+            raise ValueError(f"an ok {self._what} has no error: check ok first")
+        return self.error
 
 
 class Document(BaseModel):
@@ -79,7 +91,7 @@ class ExtractOptions(BaseModel):
     max_chars: int = 100_000
 
 
-class Record(BaseModel):
+class Record(_Outcome):
     """One result per input URL: the JSONL line of the batch command and the library's
     per-URL return value. ``ok`` is true exactly when ``error`` is null, and an ok record has
     ``content`` (both checked on construction; :attr:`failed_with` reads a failed record's
@@ -112,17 +124,13 @@ class Record(BaseModel):
     source: str | None = None
     error: ErrorInfo | None = None
 
+    _what = "record"
+
     @model_validator(mode="after")
-    def _outcome(self) -> Self:
-        _check_outcome(self.ok, self.error, "record")
+    def _content_when_ok(self) -> Self:
         if self.ok and self.content is None:
             raise ValueError("an ok record carries content (ok=true needs content)")
         return self
-
-    @property
-    def failed_with(self) -> ErrorInfo:
-        """The error of a failed record (``ok`` false); ``ValueError`` on an ok one."""
-        return _error_of(self.ok, self.error, "record")
 
     @classmethod
     def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
@@ -145,7 +153,7 @@ class SearchResult(BaseModel):
     published: str | None = None
 
 
-class SearchResponse(BaseModel):
+class SearchResponse(_Outcome):
     """A search outcome: rows and the provider that served them, or an error (set exactly
     when ``ok`` is false, checked on construction)."""
 
@@ -156,18 +164,10 @@ class SearchResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
-    @model_validator(mode="after")
-    def _outcome(self) -> Self:
-        _check_outcome(self.ok, self.error, "search response")
-        return self
-
-    @property
-    def failed_with(self) -> ErrorInfo:
-        """The error of a failed search (``ok`` false); ``ValueError`` on an ok one."""
-        return _error_of(self.ok, self.error, "search response")
+    _what = "search response"
 
 
-class ExtractResponse(BaseModel):
+class ExtractResponse(_Outcome):
     """An extract outcome: one record per requested URL, in input order, or a request-level
     error (``invalid_request``, ``config``) with no records. ``error`` is set exactly when
     ``ok`` is false (checked on construction)."""
@@ -178,12 +178,4 @@ class ExtractResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
-    @model_validator(mode="after")
-    def _outcome(self) -> Self:
-        _check_outcome(self.ok, self.error, "extract response")
-        return self
-
-    @property
-    def failed_with(self) -> ErrorInfo:
-        """The error of a failed extract call (``ok`` false); ``ValueError`` on an ok one."""
-        return _error_of(self.ok, self.error, "extract response")
+    _what = "extract response"
