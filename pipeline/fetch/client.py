@@ -160,7 +160,8 @@ class HttpFetcher:
             auto_decompress=False, trust_env=False, raise_for_status=False,
         )
         if self.robots_enabled:
-            self._robots = RobotsCache(self)
+            self._robots = RobotsCache(self._get_robots, self._set_crawl_delay,
+                                       user_agent=s.user_agent, max_bytes=s.max_bytes)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -315,6 +316,14 @@ class HttpFetcher:
         if answer.status == 429 or hint is not None:
             self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
         return hint
+
+    async def _get_robots(self, url: URL, max_bytes: int) -> tuple[int, bytes | None]:
+        """A robots.txt through the request path of pages (see :class:`RobotsCache`)."""
+        answer = await self.exchange("GET", url, max_bytes=max_bytes)
+        return answer.status, answer.body
+
+    def _set_crawl_delay(self, url: URL, seconds: float) -> None:
+        self.gate.set_interval(_host_key(url), min(seconds, self.settings.retry_after_cap))
 
     async def exchange(self, method: str, url: URL, *, max_bytes: int,
                        deadline: float | None = None,

@@ -10,14 +10,10 @@ import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from pipeline.batch.input.items import InputItem, open_input
 from pipeline.batch.input.tables import read_input
 from pipeline.fetch.local_files import LocalFiles
-
-if TYPE_CHECKING:
-    from pipeline.core.settings import Settings
 
 DEFAULT_DEPTH = 4
 
@@ -71,18 +67,6 @@ class RunInput:
             return None
         with self.file_items() as items:
             return sum(1 for _ in items)
-
-    def all_items(self, settings: Settings) -> Iterator[InputItem]:
-        """Every item, in this thread: the list's, then the expanded ones."""
-        following = 0
-        with self.file_items() as items:
-            for item in items:
-                following = item.index + 1
-                yield item
-        if self.expand.roots:
-            from pipeline.batch.input.sources import expanded
-
-            yield from expanded(self.expand, settings, following)
 
 
 def _without_files(items: Iterator[InputItem]) -> Iterator[InputItem]:

@@ -4,7 +4,7 @@ runs take them.
 The plain run expands sitemaps on its own event loop, through a fetcher that shares the
 page fetcher's per-host budget (:func:`document_fetcher`), streaming their URLs into the
 engine (:func:`run_batches`); a sharded run expands them once, in the process that reads
-the input, before its items are split by host like lines (:func:`expanded`).
+the input, before its items are split by host like lines (:func:`all_items`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem, feed, feed_async
-from pipeline.batch.input.run_input import ExpandOptions
+from pipeline.batch.input.run_input import ExpandOptions, RunInput
 from pipeline.core.errors import PROG
 from pipeline.core.settings import Settings
 from pipeline.fetch.client import HttpFetcher
@@ -41,6 +41,17 @@ def document_fetcher(settings: Settings, gate: HostGate | None = None) -> HttpFe
 def say(settings: Settings, message: str) -> None:
     if not settings.quiet:
         print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def all_items(run_input: RunInput, settings: Settings) -> Iterator[InputItem]:
+    """Every item of ``run_input``, in this thread: the list's, then the expanded ones."""
+    following = 0
+    with run_input.file_items() as items:
+        for item in items:
+            following = item.index + 1
+            yield item
+    if run_input.expand.roots:
+        yield from expanded(run_input.expand, settings, following)
 
 
 def expanded(options: ExpandOptions, settings: Settings, start: int) -> Iterator[InputItem]:

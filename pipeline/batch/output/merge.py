@@ -16,9 +16,9 @@ from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from pipeline.batch.output.output_dir import OutputDir, read_manifest
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import record_key
-from pipeline.batch.shards.plan import OutputDir, read_manifest
 from pipeline.core.errors import UsageError
 from pipeline.core.models import Record
 

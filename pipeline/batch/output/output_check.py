@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.batch.output.output_dir import OutputDir, holds_a_run
 from pipeline.batch.output.parquet_sink import is_parquet, parts_in
 from pipeline.core.errors import UsageError
 
@@ -124,11 +125,6 @@ def _check_file(path: str, *, resume: bool, overwrite: bool, hint: str = _HINT) 
 
 
 def _check_directory(target: OutputTarget, *, resume: bool, overwrite: bool) -> None:
-    from pipeline.batch.shards.plan import (  # only sharded runs write a directory
-        OutputDir,
-        holds_a_run,
-    )
-
     assert target.path is not None  # a sharded run without -o is refused before
     path = Path(target.path)
     if path.exists() and not path.is_dir():

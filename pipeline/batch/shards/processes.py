@@ -27,9 +27,10 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import load_items
+from pipeline.batch.output.output_dir import OutputDir
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
-from pipeline.batch.shards.plan import OutputDir, Spool
+from pipeline.batch.shards.plan import Spool
 from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spooled
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record

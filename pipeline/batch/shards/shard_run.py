@@ -22,6 +22,8 @@ from pathlib import Path
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import RunInput
+from pipeline.batch.input.sources import all_items
+from pipeline.batch.output.output_dir import OutputDir, manifest, open_output_dir, read_manifest
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar
 from pipeline.batch.run import (
@@ -33,16 +35,7 @@ from pipeline.batch.run import (
     resuming,
     scan_output,
 )
-from pipeline.batch.shards.plan import (
-    OutputDir,
-    Spool,
-    manifest,
-    open_output_dir,
-    parse_shard,
-    read_manifest,
-    shard_items,
-    split_items,
-)
+from pipeline.batch.shards.plan import Spool, parse_shard, shard_items, split_items
 from pipeline.core.errors import PROG, UsageError
 from pipeline.core.settings import Settings
 from pipeline.extract.native import load_registry
@@ -122,7 +115,7 @@ def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
         shutil.rmtree(left, ignore_errors=True)
     directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
-        items = args.run_input.all_items(settings)
+        items = all_items(args.run_input, settings)
         yield split_items(items, output.shards, output.pending(), directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -155,7 +148,7 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
         say(settings, resuming(output.partial(shard), done, dropped))
 
     try:
-        items = shard_items(run_input.all_items(settings), shard, shards)
+        items = shard_items(all_items(run_input, settings), shard, shards)
         return asyncio.run(run_shard(job, items, fetcher=fetcher, on_record=progress.update,
                                      on_resume=resumed))
     finally:
