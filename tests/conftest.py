@@ -1,9 +1,14 @@
 """Every test gets its own empty full-text cache (nothing is written to the user's cache
-directory, and no test sees another's pages)."""
+directory, and no test sees another's pages); aioresponses is fitted to this aiohttp."""
 
 import pytest
 
 from pipeline.store import cache
+from tests.support.aioresponses_compat import fit_aioresponses_to_aiohttp
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    fit_aioresponses_to_aiohttp()
 
 
 @pytest.fixture(autouse=True)

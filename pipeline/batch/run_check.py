@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from pipeline.batch.output.output_check import OutputTarget, check_output
 from pipeline.batch.output.parquet_sink import is_parquet
@@ -84,7 +85,9 @@ def check_config(settings: Settings) -> None:
         from pipeline.fetch.cookies import CookieFile
 
         CookieFile.load(settings.cookie_file)
-    default_registry().resolve("extract", settings)
+    for warning in default_registry().resolve("extract", settings).warnings:
+        if not settings.quiet:
+            print(f"{PROG}: warning: {warning}", file=sys.stderr)
     compressor_config(settings)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -42,6 +43,17 @@ SUBCOMMANDS: dict[str, str] = {
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see --help)")
+
+
+class CommaList(argparse.Action):
+    """A repeatable flag whose values hold no comma (names, CIDRs, hosts): ``--flag a,b``
+    is ``--flag a --flag b``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.extend(part.strip() for part in str(values).split(",") if part.strip())
+        setattr(namespace, self.dest, items)
 
 
 def invoked_as() -> str:
@@ -144,6 +156,7 @@ _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
     ("--header", "headers", "'NAME: VALUE'"),
 )
+_WHOLE_VALUES = frozenset({"headers"})  # a header's value may hold commas: never split
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--no-head", "head", False),
     ("--allow-private", "allow_private", True),
@@ -221,8 +234,11 @@ def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = Tru
             parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
     for flag, name, metavar in _REPEATED:
         if batch or name not in BATCH_ONLY:
-            parser.add_argument(flag, dest=name, action="append", default=None,
-                                metavar=metavar, help=f"repeatable; {_default(name)}")
+            whole = name in _WHOLE_VALUES
+            parser.add_argument(flag, dest=name, default=None, metavar=metavar,
+                                action="append" if whole else CommaList,
+                                help=f"repeatable{'' if whole else ' or A,B'}; "
+                                f"{_default(name)}")
     for flag, name, value in _SWITCHES:
         if not batch and name in BATCH_ONLY:
             continue
@@ -329,8 +345,9 @@ def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Su
         print(f"{PROG}: {what}; finished records were written; {hint}", file=sys.stderr)
         return EXIT_INTERRUPTED if summary.interrupted else EXIT_FAILED
     if mode != "plain" and not settings.quiet:
-        print(f"{PROG}: records are in {args.output}/part-*.jsonl; one file in input order: "
-              f"{PROG} merge {args.output} -o OUT.jsonl", file=sys.stderr)
+        parts = os.path.join(args.output, "part-*.jsonl")
+        print(f"{PROG}: records are in {parts}; one file in input order: "
+              f"{invoked_as()} merge {shlex.quote(args.output)} -o OUT.jsonl", file=sys.stderr)
     return EXIT_OK
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pipeline.cli.command import (
     EXIT_USAGE,
+    CommaList,
     add_settings_arguments,
     command_parser,
     parse_command,
@@ -32,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_settings_arguments(parser, batch=False)
     parser.add_argument(
-        "--search-backend", dest="search_backend", action="append", default=None,
-        metavar="NAME", help="repeatable; search provider(s) in order of preference",
+        "--search-backend", dest="search_backend", action=CommaList, default=None,
+        metavar="NAME", help="repeatable or A,B; search provider(s) in order of preference",
     )
     parser.add_argument(
         "--no-envelope",

@@ -29,8 +29,7 @@ def merge_main(argv: Sequence[str]) -> int:
     if isinstance(args, int):
         return args
     try:
-        if args.output is not None:
-            check_merge_output(args.output, Path(args.directory), overwrite=args.overwrite)
+        check_merge_output(args.output, Path(args.directory), overwrite=args.overwrite)
         count = merge_to(Path(args.directory), args.output)
     except UsageError as exc:
         print(f"{PROG} merge: error: {exc}", file=sys.stderr)

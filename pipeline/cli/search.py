@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
-from pipeline.cli.command import EXIT_USAGE, command_parser, parse_command
+from pipeline.cli.command import EXIT_USAGE, CommaList, command_parser, parse_command
 from pipeline.core.errors import PROG, PipelineError
 from pipeline.core.models import SearchResponse
 from pipeline.core.settings import Settings, load_settings
@@ -34,8 +34,10 @@ def _search_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", help="provider name, or a comma-separated failover chain")
     parser.add_argument("--max-results", type=int, metavar="N", help="1..100 (clamped)")
     parser.add_argument("--time-range", choices=get_args(TimeRange))
-    parser.add_argument("--include-domain", action="append", default=[], metavar="DOMAIN")
-    parser.add_argument("--exclude-domain", action="append", default=[], metavar="DOMAIN")
+    parser.add_argument("--include-domain", action=CommaList, default=[], metavar="DOMAIN",
+                        help="repeatable or A,B; only results from these domains")
+    parser.add_argument("--exclude-domain", action=CommaList, default=[], metavar="DOMAIN",
+                        help="repeatable or A,B; no results from these domains")
     parser.add_argument("--language", help="e.g. en, pt-BR")
     parser.add_argument("--region", help="country code, e.g. us")
     parser.add_argument("--json", action="store_true", help="one JSON object per result")

@@ -23,7 +23,6 @@ it.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +34,6 @@ from pipeline.core.settings import Settings
 Capability = Literal["search", "extract"]
 CAPABILITIES: tuple[Capability, ...] = ("search", "extract")
 ProviderFactory = Callable[[Settings, Mapping[str, str]], Any]
-log = logging.getLogger("pipeline.providers")
 
 SEARCH = frozenset({"search"})
 EXTRACT = frozenset({"extract"})
@@ -206,10 +204,10 @@ class Registry:
                 raise PipelineError("config", self._not_configured(
                     capability, missing, source, settings, env))
             for name in missing:
-                message = (f"{source} names {name!r} but it is not configured "
-                           f"({self.spec(name).hint}); skipped")
-                log.warning(message)
-                warnings.append(message)
+                # a value, not a log line: each surface shows it once (response warnings,
+                # the batch command's stderr unless --quiet)
+                warnings.append(f"{source} names {name!r} but it is not configured "
+                                f"({self.spec(name).hint}); skipped")
             return chosen
 
         own_source = "backend argument" if override is not None else f"{capability}_backend"

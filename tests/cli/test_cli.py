@@ -233,3 +233,13 @@ def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path,
     assert code == 2
     assert "cannot read cookie file" in captured.err and "Traceback" not in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_sharded_run_ends_naming_its_parts_and_the_merge_as_invoked(url_file, tmp_path,
+                                                                       monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/pipeline/__main__.py"])
+    out = f"{tmp_path / 'run dir'}/"  # a trailing slash, a space
+    assert run([str(url_file), "-o", out, "--shard", "0/1"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (f"extract-pipeline: records are in {tmp_path}/run dir/part-*.jsonl; one file "
+                    f"in input order: python -m pipeline merge '{out}' -o OUT.jsonl")

@@ -3,6 +3,8 @@ never over records without ``--overwrite``."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,25 @@ def test_merge_refuses_a_parquet_output_holding_parts(run_dir, tmp_path, capsys)
     assert cli.main(["merge", str(run_dir), "-o", str(target)]) == 2
     assert "already holds records: --overwrite replaces it" in capsys.readouterr().err
     assert cli.main(["merge", str(run_dir), "-o", str(target), "--overwrite"]) == 0
+
+
+def test_merge_refuses_an_output_that_is_one_of_its_parts_under_another_name(run_dir, tmp_path,
+                                                                            capsys):
+    part = run_dir / "part-00000-of-00002.jsonl"
+    before = part.read_bytes()
+    alias = tmp_path / "alias.jsonl"
+    os.link(part, alias)  # outside the run directory, yet the same file
+    assert cli.main(["merge", str(run_dir), "-o", str(alias), "--overwrite"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"the output {alias} is a file of the run {run_dir} it merges" in line
+    assert part.read_bytes() == before
+
+
+def test_merge_refuses_a_stdout_that_is_one_of_its_parts(run_dir, monkeypatch, capsys):
+    part = run_dir / "part-00001-of-00002.jsonl"
+    before = part.read_bytes()
+    with open(part, "a") as appended:  # as `merge RUN >> RUN/part-…` would
+        monkeypatch.setattr(sys, "stdout", appended)
+        assert cli.main(["merge", str(run_dir)]) == 2
+    assert "the output stdout is a file of the run" in capsys.readouterr().err
+    assert part.read_bytes() == before

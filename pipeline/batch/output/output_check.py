@@ -75,15 +75,23 @@ def check_output(target: OutputTarget, *, input_path: str | None, resume: bool =
         _check_file(target.path, resume=resume, overwrite=overwrite)
 
 
-def check_merge_output(path: str, directory: Path, *, overwrite: bool = False) -> None:
-    """Refuse (``UsageError``) a merge target inside the run ``directory`` (a part of the run,
-    or a file its next ``--resume`` would find), or one that holds records without
-    ``overwrite``."""
-    run = directory.resolve()
-    target = Path(path).resolve()
-    if target == run or run in target.parents:
-        raise UsageError(f"the output {path} is inside the run directory {directory}: "
-                         "choose a path outside it")
+def check_merge_output(path: str | None, directory: Path, *, overwrite: bool = False) -> None:
+    """Refuse (``UsageError``) a merge target (``path``; None: stdout) that is one of the
+    run's files under any name or link, or inside the run ``directory`` (a file its next
+    ``--resume`` would find), or that holds records without ``overwrite``."""
+    if path is not None:
+        run = directory.resolve()
+        target = Path(path).resolve()
+        if target == run or run in target.parents:
+            raise UsageError(f"the output {path} is inside the run directory {directory}: "
+                             "choose a path outside it")
+    found = _stream_id(sys.stdout) if path is None else _file_id(path)
+    if found is not None and directory.is_dir() and any(
+            _file_id(str(part)) == found for part in directory.iterdir()):
+        raise UsageError(f"the output {path or 'stdout'} is a file of the run {directory} it "
+                         "merges: choose another -o")
+    if path is None:
+        return
     hint = "--overwrite replaces it"
     if is_parquet(path):
         _check_parquet(path, resume=False, overwrite=overwrite, hint=hint)
