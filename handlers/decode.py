@@ -96,6 +96,20 @@ def sniff_encoding(body: bytes, header_charset: str | None = None, *, html: bool
 
 def decode_body(body: bytes, header_charset: str | None = None, *, html: bool = False) -> str:
     """Decode with the sniffed codec, replacing what does not decode, then clean."""
+    return _decode(body, header_charset, html)[0]
+
+
+def decode_html(body: bytes, header_charset: str | None = None) -> tuple[str, bytes]:
+    """:func:`decode_body` of an HTML page, and the same text as UTF-8 bytes for the parser:
+    the body itself (without its BOM) when it is that already, so it is not encoded again."""
+    text, as_is = _decode(body, header_charset, True)
+    if as_is:
+        return text, body.removeprefix(codecs.BOM_UTF8)
+    return text, text.encode("utf-8", "replace")
+
+
+def _decode(body: bytes, header_charset: str | None, html: bool) -> tuple[str, bool]:
+    """The clean text, and whether it is exactly the body (without a BOM) read as UTF-8."""
     encoding = sniff_encoding(body, header_charset, html=html)
     text = body.decode(encoding, errors="replace")
     if text.startswith("\ufeff"):
@@ -103,5 +117,7 @@ def decode_body(body: bytes, header_charset: str | None = None, *, html: bool = 
     if encoding == "utf-8" and not _utf8_has_controls(body):
         # Decoding UTF-8 (even with replacement) yields a control character only from its
         # own bytes, and there are none: the text is clean already.
-        return _normalise_lines(text)
-    return clean_text(text)
+        if "\r" in text:
+            return _normalise_lines(text), False
+        return text, "\ufffd" not in text  # nothing replaced: the bytes are valid UTF-8
+    return clean_text(text), False

@@ -13,7 +13,7 @@ import re
 
 from lxml import etree
 
-from handlers.decode import decode_body
+from handlers.decode import decode_html
 from handlers.html_boilerplate import trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dates import dateline
@@ -100,11 +100,11 @@ class HTMLHandler:
     def handle(self, body: bytes, ctx: HandlerContext) -> Document:
         if looks_binary(body):
             raise PipelineError("decode", "binary content, not an HTML page")
-        text = decode_body(body, ctx.charset, html=True)
+        text, source = decode_html(body, ctx.charset)
         if not text.strip():
             raise PipelineError("empty", "the page is empty")
         try:
-            root = parse(text)
+            root = parse(source)
         except (etree.ParserError, ValueError) as exc:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
         title, metadata = extract_metadata(root, ctx.base_url)
@@ -156,7 +156,7 @@ class HTMLHandler:
             content = render(main, markdown=markdown, base_url=ctx.base_url)
         enough = max(MIN_CHARS, _SHORT_SHARE * len(visible))
         if len(content) < enough:
-            content = self._fallback(root, text, content, markdown, ctx.base_url,
+            content = self._fallback(root, source, content, markdown, ctx.base_url,
                                      (title, metadata.get("byline")), discussion, enough,
                                      declared == "article")
         if not content.strip():
@@ -169,12 +169,12 @@ class HTMLHandler:
             metadata["hidden_removed"] = hidden
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
-    def _fallback(self, root: etree._Element, text: str, content: str, markdown: bool,
+    def _fallback(self, root: etree._Element, source: bytes, content: str, markdown: bool,
                   base_url: str, header: tuple[str | None, str | None],
                   discussion: bool, enough: float, article: bool) -> str:
         # Retry: names can mislead (a page builder's "widget" sections), so score again with
         # only what is boilerplate by tag or role (navigation, threads, dialogs) removed.
-        page = _page(_boilerplate_out(text, discussion))
+        page = _page(_boilerplate_out(source, discussion))
         main = best_candidate(page)
         if main is not None:
             trim_content(main, *header, discussion=discussion)
@@ -189,7 +189,7 @@ class HTMLHandler:
             return content  # an article may be short beside a busy page
         # Last, the whole page, still without its navigation, header and footer, unless what
         # we have is most of the page's prose (a short article on a page of menus).
-        page = _page(_boilerplate_out(text, discussion))
+        page = _page(_boilerplate_out(source, discussion))
         if content and len(content) >= _PROSE_SHARE * prose_mass(page).get(page, 0):
             return content
         candidate = render(page, markdown=markdown, base_url=base_url)
@@ -201,9 +201,9 @@ def _page(root: etree._Element) -> etree._Element:
     return root if body is None else body
 
 
-def _boilerplate_out(text: str, discussion: bool) -> etree._Element:
+def _boilerplate_out(source: bytes, discussion: bool) -> etree._Element:
     """A fresh tree of the page, cleaned, with only tag- and role-named boilerplate out."""
-    fresh = parse(text)
+    fresh = parse(source)
     clean_tree(fresh)
     remove_unlikely(fresh, keep_threads=discussion, by_name=False)
     return fresh

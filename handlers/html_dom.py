@@ -18,10 +18,12 @@ _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=Tr
                            no_network=True, collect_ids=False)
 
 
-def parse(text: str) -> etree._Element:
-    """Parse decoded HTML into a tree rooted at ``<html>`` (never None)."""
-    # Re-encoded as UTF-8 bytes: lxml refuses str input that carries an XML declaration.
-    root = etree.fromstring(text.encode("utf-8", "replace"), _PARSER)
+def parse(page: str | bytes) -> etree._Element:
+    """Parse decoded HTML, or its UTF-8 bytes, into a tree rooted at ``<html>`` (never
+    None)."""
+    # As UTF-8 bytes: lxml refuses str input that carries an XML declaration.
+    data = page if isinstance(page, bytes) else page.encode("utf-8", "replace")
+    root = etree.fromstring(data, _PARSER)
     if root is None:
         raise ValueError("document is empty")
     return root

@@ -172,6 +172,18 @@ def test_utf16_with_bom_and_meta_charset():
     assert "ação" in doc.content and "\x00" not in doc.content
 
 
+@pytest.mark.parametrize("prefix", [b"", b"\xef\xbb\xbf"])
+def test_utf8_page_whose_meta_charset_lies_is_parsed_as_utf8(prefix):
+    # The header (or the BOM) says UTF-8, the page's own <meta> says windows-1252: the
+    # parser reads the page's bytes and must not re-sniff them by the <meta>.
+    html = ("<html><head><meta charset='windows-1252'><title>Café “Zürich”</title></head>"
+            "<body><article><p>" + PARA + "Grüße — 日本語</p></article></body></html>")
+    doc = HTML_HANDLER.handle(prefix + html.encode(), HandlerContext(
+        url="https://example.org/", format="text", charset=None if prefix else "utf-8"))
+    assert doc.title == "Café “Zürich”"
+    assert doc.content.endswith("Grüße — 日本語")
+
+
 def test_header_block_is_metadata_not_body():
     head = ("<title>Storm hits the coast | Example Site</title>"
             "<meta name='author' content='Jane Doe'>")
