@@ -303,7 +303,8 @@ class HttpProvider(OwnsClient):
     A subclass names its environment variables instead of reading them itself:
     ``base_url_env`` (with ``default_base_url`` when the vendor has a public endpoint) gives
     ``self.base_url``, and the first non-blank of ``key_env`` gives ``self.key``. Without an
-    override, the provider is configured when it has a key.
+    override, the provider is configured when it has a key. ``client_options`` go to the
+    :class:`VendorClient` (``transport=FakeTransport(...)`` answers without a network).
     """
 
     name: str = "vendor"

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.batch import engine
 from pipeline.cli import command as cli
-from tests.cli.conftest import read_records, text_fetcher
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]
 
@@ -177,7 +177,7 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
 def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     status = run([str(url_file), "-o", str(out), "--handler",
-                  "tests.engine.faulty_handlers:parent_only"],
+                  "tests.support.faulty_handlers:parent_only"],
                  fetcher=text_fetcher(URLS, media_type="text/html"))
     assert status == 2
     assert "parent_only cannot load in a worker" in capsys.readouterr().err

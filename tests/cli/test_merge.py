@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import command as cli
-from tests.cli.conftest import read_records, text_fetcher
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"http://127.0.0.1:9/page/{n}" for n in range(6)]
 QUIET = ["--quiet"]

@@ -27,7 +27,7 @@ def test_a_run_whose_pages_need_no_pool_never_loads_it(tmp_path):
     out = run_python("""
         import sys
         from pipeline.cli.command import main
-        from tests.cli.conftest import text_fetcher
+        from tests.support.records import text_fetcher
 
         fetcher = text_fetcher(["http://example.test/a", "http://example.test/b"])
         assert main(["urls.txt", "-o", "out.jsonl", "--quiet"], fetcher=fetcher) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import read_records
+from tests.support.records import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_CLI = Path(__file__).with_name("fake_cli.py")

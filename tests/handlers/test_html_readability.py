@@ -13,7 +13,7 @@ from pipeline.cli import command as cli
 from pipeline.cli.mcp import build_parser as mcp_parser
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
-from tests.cli.conftest import read_records, text_fetcher
+from tests.support.records import read_records, text_fetcher
 
 PARA = ("The council met on Tuesday to discuss the new bridge, which has been delayed twice, "
         "and agreed to publish the engineers' report before the summer recess. ")

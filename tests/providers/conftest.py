@@ -1,14 +1,6 @@
 import pytest
 
 from pipeline.core.settings import Settings
-from tests.scripted_server import ScriptedServer
-
-
-@pytest.fixture
-async def server():
-    srv = await ScriptedServer().start()
-    yield srv
-    await srv.close()
 
 
 @pytest.fixture

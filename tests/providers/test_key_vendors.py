@@ -11,7 +11,7 @@ from pipeline.providers.exa import ExaProvider
 from pipeline.providers.firecrawl import FirecrawlProvider
 from pipeline.providers.jina import JinaProvider
 from pipeline.providers.tavily import TavilyProvider
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 OPTS = ExtractOptions(format="markdown", max_chars=1000)
 A, B, C = "https://a.example/", "https://b.example/doc", "https://c.example/"

@@ -5,7 +5,7 @@ from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import Settings
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import default_registry
-from tests.scripted_server import reply_text
+from tests.support.scripted_server import reply_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Native page</title></head><body>
 <nav>Home | About</nav><article><h1>Native page</h1>

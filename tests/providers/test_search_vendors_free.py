@@ -9,7 +9,7 @@ from pipeline.providers.brave import search_lang as brave_search_lang
 from pipeline.providers.duckduckgo import DuckDuckGoProvider, unwrap_link
 from pipeline.providers.searxng import SearxngProvider
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_EMPTY, DDG_PAGE, SEARX_ANSWER
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import command as cli
-from tests.cli.test_sharded import LOOPBACK, Site, merged, write_urls
+from tests.batch.shards.test_sharded import LOOPBACK, Site, merged, write_urls
 
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed: pip install -e '.[ray]' (CI installs it)")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ async def test_ray_runs_every_shard_and_a_killed_task_costs_no_line(tmp_path, lo
         out = tmp_path / "out"
         argv = [str(write_urls(tmp_path / "urls.txt", urls)), "-o", str(out),
                 "--engine", "ray", "--shards", "5", "--concurrency", "1", "--quiet",
-                "--handler", "tests.engine.faulty_handlers:kill_once", *LOOPBACK]
+                "--handler", "tests.support.faulty_handlers:kill_once", *LOOPBACK]
         # in a thread: the servers answer from this event loop meanwhile
         code = await asyncio.to_thread(cli.main, argv)
     assert code == 0

@@ -1,8 +1,9 @@
+"""Canned pages and a local aiohttp server for tests of every folder."""
+
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-import pytest
 from aiohttp import web
 
 from pipeline.fetch.base import FetchResult
@@ -12,11 +13,6 @@ def page(url: str, body: bytes, media_type: str | None = "text/plain", **extra) 
     """A canned 200 response for FakeFetcher routes."""
     return FetchResult(url=url, final_url=extra.pop("final_url", url), status=200,
                        media_type=media_type, charset=None, body=body, **extra)
-
-
-@pytest.fixture
-def make_page():
-    return page
 
 
 @asynccontextmanager

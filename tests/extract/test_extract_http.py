@@ -8,7 +8,7 @@ from pipeline.core.models import ExtractOptions
 from pipeline.core.settings import load_settings
 from pipeline.extract.native import NativeExtractor
 from pipeline.fetch import HttpFetcher
-from tests.engine.conftest import serve
+from tests.support.pages import serve
 
 SETTINGS = load_settings({"allow_net": ["127.0.0.1/32"], "rate": 1000, "timeout": 5,
                           "retries": 0}, env={})

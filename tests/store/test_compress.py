@@ -20,7 +20,7 @@ from pipeline.store.compress import (
     split_text,
 )
 from tests.fetch.conftest import serve_app
-from tests.scripted_server import ScriptedServer, reply_json
+from tests.support.scripted_server import ScriptedServer, reply_json
 
 SETTINGS = Settings(retries=1, timeout=5)
 PATH = "/v1/chat/completions"

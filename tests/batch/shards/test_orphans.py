@@ -14,10 +14,10 @@ from pathlib import Path
 from aiohttp import web
 
 from pipeline.batch.shards.plan import shard_of
-from tests.cli.conftest import read_records
+from tests.batch.shards.test_sharded import lines_in, merged, write_urls
 from tests.cli.test_end_to_end import run_cli, start_cli
-from tests.cli.test_sharded import lines_in, merged, write_urls
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 LOOPBACK = ["--allow-net", "127.0.0.1/32", "--rate", "1000", "--no-head", "--workers", "1",
             "--timeout", "600", "--quiet"]

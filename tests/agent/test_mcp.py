@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from mcp import Client, StdioServerParameters
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PARAGRAPHS = [
     f"Paragraph {i} of the field guide explains how herons fish in shallow water, "
     f"waiting without moving until prey comes close enough to strike. Fact {i}."

@@ -9,8 +9,8 @@ import pytest
 from pipeline import web_extract_sync
 from pipeline.cli import command as cli
 from pipeline.fetch.local_files import LocalFiles
-from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli
+from tests.support.records import read_records, text_fetcher
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -7,9 +7,9 @@ from collections import Counter
 
 from aiohttp import web
 
-from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import LOOPBACK, run_cli
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 MODIFIED = "Wed, 01 Jan 2025 00:00:00 GMT"
 

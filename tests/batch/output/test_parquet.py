@@ -15,9 +15,9 @@ from pipeline.batch.output.parquet_sink import ParquetSink, scan_parquet, schema
 from pipeline.cli import command as cli
 from pipeline.cli.merge import merge_main
 from pipeline.core.models import ErrorInfo, Record
-from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli, site
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"https://p.test/{n}" for n in range(12)]
 QUIET = ["--quiet", "--workers", "1", "--ordered"]

@@ -1,5 +1,5 @@
 """Handlers that misbehave on purpose, importable in worker processes as
-``tests.engine.faulty_handlers:<name>`` (the ``--handler`` / ``settings.handlers`` form)."""
+``tests.support.faulty_handlers:<name>`` (the ``--handler`` / ``settings.handlers`` form)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ segfault = _Faulty("segfault", lambda body: ctypes.string_at(0))
 memory = _Faulty("memory", _memory)
 slow = _Faulty("slow", lambda body: time.sleep(0.3))  # then succeeds with the body as text
 
-SPECS = tuple(f"tests.engine.faulty_handlers:{n}"
+SPECS = tuple(f"tests.support.faulty_handlers:{n}"
               for n in ("crash", "hang", "die", "segfault", "memory", "slow", "echo",
                         "inline_echo", "kill_once"))
 

@@ -6,9 +6,9 @@ from collections import Counter
 
 from aiohttp import web
 
-from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import LOOPBACK, run_cli
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 LONG = " ".join(f"Sentence number {i} of a long page." for i in range(40))
 

@@ -9,9 +9,9 @@ import pytest
 
 from pipeline.batch.input.tables import read_input
 from pipeline.cli import command as cli
-from tests.cli.conftest import read_records, text_fetcher
 from tests.cli.test_end_to_end import run_cli, site
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"https://t.test/{n}" for n in range(4)]
 QUIET = ["--quiet", "--workers", "1"]

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import command as cli
-from tests.cli.conftest import read_records, text_fetcher
+from tests.support.records import read_records, text_fetcher
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 URLS = [f"http://example.test/{i}" for i in range(5)]
 LIST = "".join(f"{url}\n" for url in URLS)
 # One whole record, then a line torn by a crash: --resume would repair (cut) the tail.

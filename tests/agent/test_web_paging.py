@@ -9,7 +9,7 @@ import pipeline
 from pipeline.agent.tools import FLAVORS, agent_tools, run_tool, tool_definitions
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import MARKER
-from tests.engine.conftest import serve
+from tests.support.pages import serve
 
 TEXT = "\n\n".join(f"Section {i}. " + "Herons wait in the shallows. " * 6 for i in range(30))
 

@@ -17,7 +17,7 @@ from pipeline.batch.pool import ProcessRunner, worker_context
 from pipeline.core.errors import PipelineError
 from pipeline.core.truncate import truncate
 from pipeline.extract.runners import CutDocument, InlineRunner
-from tests.engine.faulty_handlers import SPECS
+from tests.support.faulty_handlers import SPECS
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
 
@@ -110,7 +110,7 @@ async def test_a_cancelled_job_does_not_shrink_the_pool_or_mix_up_replies(regist
 async def test_workers_that_cannot_load_their_handlers_are_a_config_error(registry):
     failures: list[PipelineError] = []
     runner = ProcessRunner(1, timeout=5.0, on_start_failure=failures.append)
-    runner.specs = ("tests.engine.faulty_handlers:no_such_handler",)  # only the worker fails
+    runner.specs = ("tests.support.faulty_handlers:no_such_handler",)  # only the worker fails
     async with runner:
         assert failures == []  # nothing needed a worker yet
         with pytest.raises(PipelineError) as caught:
@@ -123,7 +123,7 @@ async def test_workers_that_cannot_load_their_handlers_are_a_config_error(regist
 
 
 async def test_a_handler_the_workers_do_not_know_travels_pickled():
-    from tests.engine.faulty_handlers import upper
+    from tests.support.faulty_handlers import upper
 
     async with ProcessRunner(1, timeout=5.0) as runner:
         assert (await runner.run(upper, b"shout", CTX)).content == "SHOUT"
@@ -181,7 +181,7 @@ def test_workers_fork_from_a_server_that_preloads_their_handlers(monkeypatch):
     monkeypatch.setattr(type(context), "set_forkserver_preload",
                         lambda self, modules: preloaded.append(modules))
     assert worker_context(SPECS).get_start_method() == "forkserver"
-    assert {"pipeline.batch.pool", "handlers.html", "tests.engine.faulty_handlers"} <= set(
+    assert {"pipeline.batch.pool", "handlers.html", "tests.support.faulty_handlers"} <= set(
         preloaded[0])
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
     assert worker_context(SPECS).get_start_method() == "spawn"

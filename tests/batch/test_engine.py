@@ -13,7 +13,7 @@ from pipeline.core.models import Record
 from pipeline.core.settings import load_settings
 from pipeline.extract.native import NativeExtractor
 from pipeline.fetch.base import FakeFetcher
-from tests.engine.conftest import page
+from tests.support.pages import page
 
 GOOD = [f"http://example.test/{i}" for i in range(6)]
 MIXED = (

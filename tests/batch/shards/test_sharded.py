@@ -21,9 +21,9 @@ from pipeline.batch.input.items import InputItem, load_items, read_items
 from pipeline.batch.shards.plan import parse_shard, shard_of, split_items
 from pipeline.cli import command as cli
 from pipeline.core.errors import UsageError
-from tests.cli.conftest import read_records
 from tests.cli.test_end_to_end import run_cli, start_cli
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 LOOPBACK = ["--allow-net", "127.0.0.1/32", "--rate", "1000", "--no-head", "--workers", "1"]
 
@@ -145,7 +145,7 @@ async def test_processes_run_every_line_once_with_each_host_polite_and_in_one_sh
         code, stderr = await run_cli(
             str(write_urls(tmp_path / "urls.txt", urls)), "-o", str(out), "--processes", "2",
             "--per-host", "2", "--concurrency", "8", *LOOPBACK,
-            module="tests.cli.spawn_cli" if start == "spawn" else "pipeline")
+            module="tests.batch.shards.spawn_cli" if start == "spawn" else "pipeline")
     assert code == 0, stderr
     assert "62 records" in stderr and "merge" in stderr and "Traceback" not in stderr
     assert sorted(path.name for path in out.iterdir()) == [

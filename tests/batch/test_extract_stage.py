@@ -73,7 +73,7 @@ async def test_unknown_backend_is_a_config_error_before_work():
 
 
 async def test_compress_end_to_end_against_a_local_model(server, monkeypatch):
-    from tests.scripted_server import reply_json
+    from tests.support.scripted_server import reply_json
 
     for name in ("PIPELINE_COMPRESS_MODEL", "PIPELINE_COMPRESS_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pipeline.cli.search import backends_main, search_main
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 ANSWER = {"query": "q", "results": [
     {"url": "https://a.example/", "title": "A", "content": "first", "score": 2.0},

@@ -11,7 +11,7 @@ from pipeline.extract.native import NativeExtractor
 from pipeline.extract.runners import InlineRunner
 from pipeline.fetch.base import FakeFetcher, FetchError
 from pipeline.providers.base import ExtractProvider
-from tests.engine.conftest import page
+from tests.support.pages import page
 
 SETTINGS = load_settings({"max_chars": 200}, env={})
 

@@ -15,10 +15,10 @@ from pipeline.batch.input.run_input import ExpandOptions
 from pipeline.batch.input.sitemaps import XmlLinks
 from pipeline.batch.shards.plan import shard_of
 from pipeline.fetch.base import FakeFetcher, FetchResult
-from tests.cli.conftest import read_records
-from tests.cli.sitemap_site import NS, index, rss, sitemap_site, urlset
+from tests.batch.input.sitemap_site import NS, index, rss, sitemap_site, urlset
 from tests.cli.test_end_to_end import run_cli
-from tests.engine.conftest import serve
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 LOOPBACK = ["--allow-net", "127.0.0.1/32", "--rate", "1000", "--workers", "1", "--retries", "0"]
 
