@@ -123,7 +123,7 @@ class HTMLHandler:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
-        if ctx.options.get("html_extractor") == "readability":
+        if ctx.options.html_extractor == "readability":
             chosen = readability_main(text, ctx.base_url)
             if chosen is not None:
                 clean_tree(chosen)
@@ -141,13 +141,13 @@ class HTMLHandler:
             page, outermost(found), declared=declared == "forum")
         threads = []  # on a discussion page, the content rather than comments to append
         if not discussion:
-            if ctx.options.get("include_comments"):
+            if ctx.options.include_comments:
                 threads = take_threads(found)
             drop_threads(found)
         headline = _headline(root, title) if declared == "product" else None
         main = best_candidate(page)
         if headline is not None and headline.getparent() is not None and (
-                main is None or headline not in main.iter(headline.tag)):
+                main is None or headline not in main.iter(str(headline.tag))):
             block = product_block(headline)
             main = main if block is None else block
         content = ""

@@ -21,7 +21,7 @@ import concurrent.futures
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -199,10 +199,11 @@ async def web_search(query: str, *, max_results: int | None = None,
     try:
         # The domain lists go to validation as given: a bare string or a number is refused
         # there, not split into characters or raised as a TypeError here.
-        args = SearchArgs(query=query, max_results=max_results, time_range=time_range,
-                          include_domains=[] if include_domains is None else include_domains,
-                          exclude_domains=[] if exclude_domains is None else exclude_domains,
-                          language=language, region=region)
+        args = SearchArgs.model_validate(dict(
+            query=query, max_results=max_results, time_range=time_range,
+            include_domains=[] if include_domains is None else include_domains,
+            exclude_domains=[] if exclude_domains is None else exclude_domains,
+            language=language, region=region))
     except ValidationError as exc:
         return SearchResponse(ok=False, query=shown_query, error=ErrorInfo(
             kind="invalid_request",
@@ -248,8 +249,10 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
     ``ok=False`` and one failed record per URL."""
     try:
-        args = ExtractArgs(urls=urls, format=format, max_chars=max_chars, compress=compress,
-                           instruction=instruction, offset=offset)
+        # model_validate: the caller's loose types (a bare URL string, a tuple) are checked there
+        args = ExtractArgs.model_validate(dict(urls=urls, format=format, max_chars=max_chars,
+                                               compress=compress, instruction=instruction,
+                                               offset=offset))
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
             kind="invalid_request",
@@ -304,16 +307,16 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
 
 # --------------------------------------------------------------------------- sync twins
 
-def _run_sync(make: Callable[[], Awaitable[T]]) -> T:
+def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine from sync code. Inside a running event loop (an async function,
     Jupyter) ``asyncio.run`` would refuse, so the call runs on a fresh loop in a worker
     thread; the calling loop is blocked until it finishes — ``await`` the async API there."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(make())  # type: ignore[arg-type]
+        return asyncio.run(make())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()  # type: ignore[arg-type]
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 def web_search_sync(query: str, **kwargs: Any) -> SearchResponse:

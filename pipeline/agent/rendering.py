@@ -90,9 +90,8 @@ def _wrap(body: str, untrusted: bool) -> str:
 
 
 def _render_record(record: Record, untrusted: bool) -> str:
-    if record.error is not None or not record.ok:
-        error = record.error or ErrorInfo(kind="extract", message="")
-        return error_sentence(error, f"Reading {_clip(record.url)}")
+    if not record.ok:
+        return error_sentence(record.failed_with, f"Reading {_clip(record.url)}")
     source = record.final_url or record.url
     title = " ".join((record.title or "").split()) or source
     page = f"## {title}\nSource: {source}\n\n{record.content or ''}"
@@ -107,8 +106,8 @@ def _render_record(record: Record, untrusted: bool) -> str:
 
 def render_extract(response: ExtractResponse, *, untrusted: bool = False) -> str:
     """Markdown for an extract response: one section per URL, in request order."""
-    if response.error is not None:
-        return error_sentence(response.error, "The extract request")
+    if not response.ok:
+        return error_sentence(response.failed_with, "The extract request")
     parts = [_render_record(record, untrusted) for record in response.records]
     parts.extend(f"Note: {warning}" for warning in response.warnings)
     return "\n\n".join(parts) if parts else "No pages were requested."
@@ -116,8 +115,8 @@ def render_extract(response: ExtractResponse, *, untrusted: bool = False) -> str
 
 def render_search(response: SearchResponse, *, untrusted: bool = False) -> str:
     """Markdown for a search response: a numbered list of title, URL and snippet."""
-    if response.error is not None:
-        return error_sentence(response.error, f'The search for "{_clip(response.query)}"')
+    if not response.ok:
+        return error_sentence(response.failed_with, f'The search for "{_clip(response.query)}"')
     if not response.results:
         return f'No results for "{response.query}".'
     lines = []

@@ -55,7 +55,7 @@ def parameters_schema(
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
     raw.pop("description", None)  # the model's docstring is for developers; the tool has its own
-    schema = _clean(raw, defs, strict, depth=0)
+    schema: dict[str, Any] = _clean(raw, defs, strict, depth=0)
     hidden = set(exclude)
     schema["properties"] = {
         name: sub for name, sub in schema.get("properties", {}).items() if name not in hidden
@@ -338,7 +338,9 @@ def agent_function(
     fields = {n: f for n, f in spec.args_model.model_fields.items() if n not in spec.exclude}
     parameters, annotations, lines = [], {}, []
     for name, info in fields.items():
-        hint = Annotated[(info.annotation, *info.metadata, Field(description=info.description))]
+        # a type built at run time from the field: no static type to check it against
+        hint = Annotated[(info.annotation, *info.metadata,  # type: ignore[name-defined]
+                          Field(description=info.description))]
         default = (
             inspect.Parameter.empty if info.is_required()
             else info.get_default(call_default_factory=True)
@@ -356,6 +358,7 @@ def agent_function(
         return text
 
     signature = inspect.Signature(parameters, return_annotation=str)
+    # inspect reads __signature__ first; typeshed's FunctionType does not declare it
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {**annotations, "return": str}
     tool.__name__ = tool.__qualname__ = spec.name

@@ -20,7 +20,7 @@ import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pipeline.batch.frontier import HostFrontier, host_key
 from pipeline.batch.input.items import InputItem
@@ -69,11 +69,12 @@ class Summary:
         if record.ok:
             self.ok += 1
         else:
-            self.errors[record.error.kind if record.error else "extract"] += 1
-            if record.error and record.error.kind == "blocked" and self.way_out is None:
+            error = record.failed_with
+            self.errors[error.kind] += 1
+            if error.kind == "blocked" and self.way_out is None:
                 from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
 
-                self.way_out = way_out_in(record.error.message)
+                self.way_out = way_out_in(error.message)
         if record.cache is not None:  # nothing read: the cache had it
             self.cache[record.cache] += 1
             return
@@ -171,7 +172,7 @@ class BatchEngine:
 
     async def _process(self, line: InputItem) -> Record:
         if line.problem is not None:
-            error = ErrorInfo(kind=line.problem_kind, message=line.problem)  # type: ignore[arg-type]
+            error = ErrorInfo(kind=line.problem_kind, message=line.problem)
             return Record.failure(line.url, error, index=line.index, **(line.extra or {}))
         record = await self._fetch_once(line.url)
         return record.model_copy(update={"index": line.index, **(line.extra or {})})
@@ -194,8 +195,9 @@ class BatchEngine:
             self._emit(record)
             return
         slot.record = record
-        while self._slots and self._slots[0].record is not None:
-            self._emit(self._slots.popleft().record)
+        while self._slots and (ready := self._slots[0].record) is not None:
+            self._slots.popleft()
+            self._emit(ready)
 
     async def run(self, batches: AsyncIterator[Sequence[InputItem]],
                   stop: asyncio.Event | None = None) -> Summary:
@@ -290,7 +292,7 @@ class BatchEngine:
         self._slots.clear()
 
 
-async def _first(awaitable: Awaitable[object], other: asyncio.Future[object]) -> None:
+async def _first(awaitable: Awaitable[object], other: asyncio.Future[Any]) -> None:
     """Wait until ``awaitable`` or ``other`` is done (``other`` is left running)."""
     waiter = asyncio.ensure_future(awaitable)
     try:

@@ -18,8 +18,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
-from pipeline.cli.command import EXIT_USAGE, PROG, CommaList, command_parser, parse_command
-from pipeline.core.errors import PipelineError
+from pipeline.cli.command import EXIT_USAGE, CommaList, command_parser, parse_command
+from pipeline.core.errors import PROG, PipelineError
 from pipeline.core.models import SearchResponse
 from pipeline.core.settings import Settings, load_settings
 from pipeline.providers.base import TimeRange
@@ -82,7 +82,7 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     for warning in response.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not response.ok:
-        error = response.error
+        error = response.failed_with
         if error.kind in ("invalid_request", "config"):  # the command line's mistake
             _error(parser, error.message)
             return EXIT_USAGE

@@ -7,7 +7,7 @@ turn it into an :class:`~pipeline.core.models.ErrorInfo` value. Nothing outside 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core.models import ErrorInfo, ErrorKind
 
@@ -57,7 +57,7 @@ class PipelineError(Exception):
     def to_info(self) -> ErrorInfo:
         return ErrorInfo(kind=self.kind, message=self.message, retryable=self.retryable)
 
-    def __reduce__(self):  # keep kind/retryable across the process-pool boundary
+    def __reduce__(self) -> tuple[Any, ...]:  # keep kind/retryable across the process-pool boundary
         return (_rebuild, (self.kind, self.message, self.retryable))
 
 

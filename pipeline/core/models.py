@@ -6,9 +6,9 @@ These are the values that cross the library's edges. Inside the code, failures t
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ErrorKind = Literal[
     "invalid_url",
@@ -47,6 +47,33 @@ class ErrorInfo(BaseModel):
     retryable: bool = False
 
 
+class _Outcome(BaseModel):
+    """Base of records and responses: ``error`` is set exactly when ``ok`` is false, checked
+    on construction. It declares no fields, so each model keeps its own field order."""
+
+    _what: ClassVar[str]  # "record", "search response", ... for the messages
+    if TYPE_CHECKING:  # the subclasses' fields, read here
+        ok: bool
+        error: ErrorInfo | None
+
+    @model_validator(mode="after")
+    def _error_exactly_when_failed(self) -> Self:
+        if self.ok and self.error is not None:
+            raise ValueError(f"an ok {self._what} carries no error "
+                             f"(error={self.error.kind!r})")
+        if not self.ok and self.error is None:
+            raise ValueError(f"a failed {self._what} carries an error (ok=false needs error)")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed outcome (``ok`` false), with no None to check;
+        ``ValueError`` on an ok one."""
+        if self.ok or self.error is None:
+            raise ValueError(f"an ok {self._what} has no error: check ok first")
+        return self.error
+
+
 class Document(BaseModel):
     """What a content handler makes of a body: readable content plus metadata."""
 
@@ -64,9 +91,11 @@ class ExtractOptions(BaseModel):
     max_chars: int = 100_000
 
 
-class Record(BaseModel):
+class Record(_Outcome):
     """One result per input URL: the JSONL line of the batch command and the library's
-    per-URL return value. ``ok`` is true exactly when ``error`` is null. ``cache`` says where
+    per-URL return value. ``ok`` is true exactly when ``error`` is null, and an ok record has
+    ``content`` (both checked on construction; :attr:`failed_with` reads a failed record's
+    error without a None check). ``cache`` says where
     the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
     (the cache, after the server answered 304 Not Modified) or null (fetched now). ``input``
     holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
@@ -95,6 +124,14 @@ class Record(BaseModel):
     source: str | None = None
     error: ErrorInfo | None = None
 
+    _what = "record"
+
+    @model_validator(mode="after")
+    def _content_when_ok(self) -> Self:
+        if self.ok and self.content is None:
+            raise ValueError("an ok record carries content (ok=true needs content)")
+        return self
+
     @classmethod
     def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
         """A record for a URL that produced no content."""
@@ -116,8 +153,9 @@ class SearchResult(BaseModel):
     published: str | None = None
 
 
-class SearchResponse(BaseModel):
-    """A search outcome: rows and the provider that served them, or an error."""
+class SearchResponse(_Outcome):
+    """A search outcome: rows and the provider that served them, or an error (set exactly
+    when ``ok`` is false, checked on construction)."""
 
     ok: bool
     query: str
@@ -126,13 +164,18 @@ class SearchResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
+    _what = "search response"
 
-class ExtractResponse(BaseModel):
+
+class ExtractResponse(_Outcome):
     """An extract outcome: one record per requested URL, in input order, or a request-level
-    error (``invalid_request``, ``config``) with no records."""
+    error (``invalid_request``, ``config``) with no records. ``error`` is set exactly when
+    ``ok`` is false (checked on construction)."""
 
     ok: bool
     provider: str | None = None
     records: list[Record] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
+
+    _what = "extract response"

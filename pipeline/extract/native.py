@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Protocol
 
-from handlers import HandlerContext, HandlerRegistry, registry_for
+from handlers import HandlerContext, HandlerOptions, HandlerRegistry, registry_for
 from pipeline.core.errors import PipelineError, sanitize_message
 from pipeline.core.models import ErrorInfo, ExtractOptions, OutputFormat, Record
 from pipeline.core.settings import Settings, load_settings
@@ -143,11 +143,12 @@ class NativeExtractor:
         record.elapsed_ms = round((time.monotonic() - started) * 1000)
         return record, validators
 
-    def _handler_options(self, max_chars: int) -> dict[str, Any]:
+    def _handler_options(self, max_chars: int) -> HandlerOptions:
         s = self.settings
-        return {"max_chars": max_chars, "pdf_max_pages": s.pdf_max_pages,
-                "pdf_time_limit": s.pdf_time_limit, "include_comments": s.include_comments,
-                "html_extractor": s.html_extractor}
+        return HandlerOptions(max_chars=max_chars, pdf_max_pages=s.pdf_max_pages,
+                              pdf_time_limit=s.pdf_time_limit,
+                              include_comments=s.include_comments,
+                              html_extractor=s.html_extractor)
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None

@@ -20,7 +20,7 @@ class Runner(Protocol):
     """Runs one handler over one body, as an async context manager.
 
     ``run`` returns the handler's :class:`Document` (a :class:`CutDocument` when the runner
-    already cut it to ``ctx.options['max_chars']``) and raises ``PipelineError`` only: a
+    already cut it to ``ctx.options.max_chars``) and raises ``PipelineError`` only: a
     handler that raises, hangs past the runner's time limit or kills its process is an
     ``extract`` error; a runner that cannot start is ``config``. :class:`InlineRunner` is the
     simplest implementation and serves as the fake in tests.
@@ -61,10 +61,10 @@ def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> D
 
 
 def cut_to_budget(document: Document, ctx: HandlerContext) -> Document:
-    """``document`` with its content cut to ``ctx.options['max_chars']`` when given (content
+    """``document`` with its content cut to ``ctx.options.max_chars`` when given (content
     that is only whitespace is left alone: the caller reports it as empty)."""
-    max_chars = ctx.options.get("max_chars")
-    if not isinstance(max_chars, int) or max_chars < 1 or not document.content.strip():
+    max_chars = ctx.options.max_chars
+    if max_chars is None or max_chars < 1 or not document.content.strip():
         return document
     cut = truncate(document.content, max_chars, markdown=document.format == "markdown")
     return CutDocument.model_construct(**{**document.__dict__, "content": cut.text},

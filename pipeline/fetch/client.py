@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
@@ -161,9 +162,10 @@ class HttpFetcher:
             self._routes = routes
         self._policy_resolver = PolicyResolver(
             self.policy, self._resolver, timeout=s.connect_timeout,
-            host_policies=routes.proxy_hosts() if self._routes is not None else None)
-        options = dict(limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
-                       ttl_dns_cache=60, resolver=self._policy_resolver)
+            host_policies=self._routes.proxy_hosts() if self._routes is not None else None)
+        options: dict[str, Any] = dict(
+            limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
+            ttl_dns_cache=60, resolver=self._policy_resolver)
         connector = (self._routes.connector(**options)
                      if self._routes is not None and self._routes.socks
                      else aiohttp.TCPConnector(**options))

@@ -144,7 +144,9 @@ class ProxyRoutes:
         return self.socks or self.for_request(url) is not None
 
     def _bypassed(self, host: str) -> bool:
-        return bool(urllib.request.proxy_bypass_environment(host, self._env_table))
+        # undocumented, so absent from typeshed, but part of urllib.request since Python 2
+        return bool(urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+            host, self._env_table))
 
     async def start(self) -> None:
         """Judge every proxy's own address now: ``config`` error when the policy refuses it

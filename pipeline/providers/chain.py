@@ -179,7 +179,7 @@ def one_url_extract(extractor: Any, options: ExtractOptions,
     async def extract(url: str) -> Record:
         try:
             target = check_page_url(url, policy)
-            records = await extractor.extract([target], options)
+            records: list[Record] = await extractor.extract([target], options)
         except PipelineError as exc:
             return Record.failure(url, exc.to_info())
         return records[0].model_copy(update={"url": url})

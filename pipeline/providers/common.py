@@ -94,7 +94,7 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
     try:
         final = check_page_url(final_url, policy) if final_url else url
     except PipelineError as exc:
-        kind = "blocked" if exc.kind == "blocked" else "invalid_result"
+        kind: ErrorKind = "blocked" if exc.kind == "blocked" else "invalid_result"
         info = ErrorInfo(kind=kind, message=f"{provider}: final URL refused: {exc.message}")
         return Record.failure(url, info, **base)
     if not isinstance(content, str):

@@ -315,7 +315,8 @@ class HttpProvider(OwnsClient):
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
         self.http = VendorClient(self.name, settings, **client_options)
-        self.base_url = env_value(env, self.base_url_env) or self.default_base_url
+        # "" when neither is set: such a provider is not configured (is_configured says so)
+        self.base_url: str = env_value(env, self.base_url_env) or self.default_base_url or ""
         self.key = env_value(env, *self.key_env)
 
     def is_configured(self) -> bool:

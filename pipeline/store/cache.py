@@ -146,7 +146,8 @@ _SQL_VARIABLES = 500  # below SQLite's limit on bound parameters per statement
 
 
 def _total(db: sqlite3.Connection) -> int:
-    return db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
+    total: int = db.execute("SELECT bytes FROM totals WHERE id = 0").fetchone()[0]
+    return total
 
 
 def _insert_validators(db: sqlite3.Connection, validators: Mapping[str, Validators]) -> None:

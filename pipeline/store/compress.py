@@ -201,6 +201,7 @@ async def compress_record(record: Record, compressor: Compressor, *, floor: int,
         return record
     started = time.monotonic()
     limit = asyncio.timeout(deadline)
+    info: ErrorInfo | None  # None: the summary is good
     try:
         async with limit:
             summary = await compressor.compress(record.content, instruction)

@@ -38,7 +38,7 @@ def window(full_text: str, offset: int, max_chars: int, marker: str = MARKER, *,
     fence = open_fence(full_text[:start]) if markdown and start else None
     reopen = full_text[fence.start:fence.opener_end].lstrip() + "\n" if fence else ""
     cut = truncate(reopen + full_text[start:], max_chars, marker, markdown=markdown)
-    if not cut.truncated:
+    if cut.next_offset is None:  # not cut
         return Window(cut.text, None)
     if cut.next_offset <= len(reopen):  # no room for any code after the opening line
         return window(full_text, offset, max_chars, marker)

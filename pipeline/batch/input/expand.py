@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -33,6 +33,7 @@ from pipeline.batch.input.sitemaps import (
     text_links,
 )
 from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.models import ErrorKind
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder
 from pipeline.fetch.urls import normalize_url
@@ -99,7 +100,7 @@ class Expander:
         self._visited: set[str] = set()
         self._next = 0
 
-    async def items(self, start: int = 0) -> AsyncIterator[InputItem]:
+    async def items(self, start: int = 0) -> AsyncGenerator[InputItem, None]:
         """Every root's items, numbered from ``start``."""
         self._next = start
         try:
@@ -113,7 +114,8 @@ class Expander:
         self._next += 1
         return self._next - 1
 
-    def _failure(self, url: str, source: str | None, kind: str, message: str) -> InputItem:
+    def _failure(self, url: str, source: str | None, kind: ErrorKind, message: str
+                 ) -> InputItem:
         self.stats.failed += 1
         return InputItem(self._number(), url, message, {"source": source}, kind)
 
@@ -186,8 +188,8 @@ class Expander:
         first = next(chunks, b"")
         head = first.lstrip(_SKIPPED_PREFIX)[:1]
         if head == b"<":
-            async for link in self._xml_links(first, chunks):
-                yield link
+            async for found in self._xml_links(first, chunks):
+                yield found
         elif head == b"{":
             for link in await asyncio.to_thread(feed_links, _joined(first, chunks)):
                 yield "page", link
@@ -236,11 +238,11 @@ class Expander:
                 raise PipelineError("decode", f"not well-formed XML: {exc.msg}"[:200]) from None
             read.extend(chunks)
         try:
-            links = await asyncio.to_thread(feed_links, b"".join(read))
+            feed_urls = await asyncio.to_thread(feed_links, b"".join(read))
         except ValueError as exc:
             raise PipelineError("decode", f"neither a sitemap nor a feed: {exc}") from None
-        for link in links:
-            yield "page", link
+        for url in feed_urls:
+            yield "page", url
 
 
 def _prepend(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:

@@ -13,11 +13,12 @@ import concurrent.futures
 import json
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from pipeline.core.errors import UsageError
+from pipeline.core.models import ErrorKind
 
 MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
@@ -35,7 +36,7 @@ class InputItem:
     url: str
     problem: str | None = None
     extra: dict[str, Any] | None = None
-    problem_kind: str = "invalid_url"
+    problem_kind: ErrorKind = "invalid_url"
 
     def to_json(self) -> bytes:
         """One line of a spool file (see :func:`load_items`)."""
@@ -99,7 +100,7 @@ def open_input(path: str) -> BinaryIO:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-async def feed(items: Iterable[InputItem]) -> AsyncIterator[list[InputItem]]:
+async def feed(items: Iterable[InputItem]) -> AsyncGenerator[list[InputItem], None]:
     """Iterate ``items`` in a daemon thread (a blocked read never holds up the loop nor the
     interpreter's exit), yielding batches, a few batches ahead at most. Closing the iterator
     (or ending the loop) stops the thread."""
@@ -156,7 +157,8 @@ async def _batches(queue: asyncio.Queue[list[InputItem] | BaseException | None]
         yield got
 
 
-async def feed_async(items: AsyncIterator[InputItem]) -> AsyncIterator[list[InputItem]]:
+async def feed_async(items: AsyncIterator[InputItem]
+                     ) -> AsyncGenerator[list[InputItem], None]:
     """Batches of ``items``, produced by a task of their own a few batches ahead (so the
     producer's awaits — a sitemap's fetch — overlap the consumer's work). A batch is handed
     over when full, or at once when the consumer is waiting for one."""

@@ -17,7 +17,8 @@ from lxml import etree
 LinkKind = Literal["page", "sitemap"]
 SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 FEED_ROOTS = frozenset({"rss", "feed", "RDF", "channel"})
-_ENTRY = {"url": "page", "sitemap": "sitemap"}  # a <loc>'s parent says what it points to
+# a <loc>'s parent says what it points to
+_ENTRY: dict[str, LinkKind] = {"url": "page", "sitemap": "sitemap"}
 _ROBOTS_SITEMAP = re.compile(rb"^\s*site-?map\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -76,7 +77,7 @@ class XmlLinks:
                 continue
             kind = _ENTRY.get(_local(entry.tag))
             if kind is not None and element.text:
-                found.append((kind, element.text.strip()))  # type: ignore[arg-type]
+                found.append((kind, element.text.strip()))
             if (container := entry.getparent()) is not None:
                 while entry.getprevious() is not None:  # the entries before: done with
                     del container[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem, feed, feed_async
@@ -82,7 +82,7 @@ async def _take(items: AsyncIterator[InputItem], count: int) -> list[InputItem]:
 
 
 async def run_batches(items: Iterable[InputItem], expander: Expander | None
-                      ) -> AsyncIterator[list[InputItem]]:
+                      ) -> AsyncGenerator[list[InputItem], None]:
     """The plain run's batches: the list's items (read in a thread), then the expanded
     ones, numbered on from the list's."""
     following = 0

@@ -89,8 +89,8 @@ def read_delimited(stream: BinaryIO, delimiter: str,
                    url_column: str | None = None) -> Iterator[InputItem]:
     """CSV (``,``, quoted fields) or TSV (tabs, no quoting) rows as items."""
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace", newline="")
-    quoting = csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
-    reader = csv.reader(text, delimiter=delimiter, quoting=quoting)
+    reader = csv.reader(text, delimiter=delimiter,
+                        quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
     try:
         yield from _rows(reader, url_column)
     finally:

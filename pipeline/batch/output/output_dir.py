@@ -104,7 +104,8 @@ class OutputDir:
         return [shard for shard in range(self.shards) if not self.is_done(shard)]
 
     def read_marker(self, shard: int) -> dict[str, Any]:
-        return json.loads(self.marker(shard).read_bytes())
+        marker: dict[str, Any] = json.loads(self.marker(shard).read_bytes())
+        return marker
 
     def done_records(self) -> int:
         """Records of the shards already done."""

@@ -134,7 +134,9 @@ class _Driver:
     """Starts the shard processes, passes stops on, and gathers their reports."""
 
     def __init__(self, jobs: dict[int, tuple[ShardJob, Spool]]) -> None:
-        context = multiprocessing.get_context(START_METHOD)
+        # literal method names: typeshed gives those contexts their Process type
+        context = (multiprocessing.get_context("fork") if START_METHOD == "fork"
+                   else multiprocessing.get_context("spawn"))
         self.reports = context.Queue()
         self.processes = {
             shard: context.Process(target=_shard_process,
