@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.cache import TextCache
-from pipeline.models import Record
+from pipeline.core.models import Record
+from pipeline.store.cache import TextCache
 
 
 async def run(cache: TextCache, urls: int, text: str, concurrency: int, prefix: str) -> float:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from corpus_server import PageKind, dataset_bodies
 
 from handlers import HandlerContext, HandlerRegistry, default_registry
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 MEDIA_TYPES = {"html": "text/html", "text": "text/plain", "article": "text/plain"}
 
@@ -72,7 +72,7 @@ def measure_cpu_limit(kind: PageKind, warmup: int = 10, passes: int = 3) -> CpuL
 
 
 async def _drive_pool(kind: PageKind, n: int, workers: int) -> dict:
-    from pipeline.pool import ProcessRunner
+    from pipeline.batch.pool import ProcessRunner
 
     pages, media_type, registry = _corpus(kind)
     ctx = HandlerContext(url="http://127.0.0.1/p/0", media_type=media_type, charset="utf-8",

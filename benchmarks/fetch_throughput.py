@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiohttp import web
 
+from pipeline.core.settings import Settings
 from pipeline.fetch import FetchError, HttpFetcher
-from pipeline.settings import Settings
 
 PAGE = b"<html><head><title>t</title></head><body>" + b"<p>lorem ipsum</p>" * 500 + b"</body>"
 

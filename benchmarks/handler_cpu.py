@@ -34,7 +34,7 @@ def one_pass(set_name: str) -> dict[str, float | str]:
     from benchmarks.quality import SETS, load_set
     from handlers.html import HTML_HANDLER
     from handlers.registry import HandlerContext
-    from pipeline.errors import PipelineError
+    from pipeline.core.errors import PipelineError
 
     pages = load_set(SETS[set_name])
     contexts = [HandlerContext(url=page.url, format="text") for page in pages]
@@ -60,7 +60,7 @@ def stage_shares(set_name: str) -> None:
     sys.path.insert(0, str(ROOT))
     import handlers.html as html
     from benchmarks.quality import SETS, load_set
-    from pipeline.errors import PipelineError
+    from pipeline.core.errors import PipelineError
 
     spent: dict[str, float] = dict.fromkeys((*_STAGES, "fallbacks"), 0.0)
     inside = [False]

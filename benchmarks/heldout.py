@@ -33,7 +33,7 @@ from benchmarks.quality import EXTRACTORS, available  # noqa: E402
 from benchmarks.shingle_metric import PageScore, corpus_score, score_page  # noqa: E402
 from handlers.html import HTML_HANDLER  # noqa: E402
 from handlers.registry import HandlerContext  # noqa: E402
-from pipeline.errors import PipelineError  # noqa: E402
+from pipeline.core.errors import PipelineError  # noqa: E402
 
 Page = tuple[str, str, bytes, str, str | None]  # name, url, html, expected text, title
 

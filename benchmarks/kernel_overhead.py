@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from pipeline.agent.kernel import web_extract, web_search
+from pipeline.core.settings import Settings
 from pipeline.providers.fake import FakeExtractProvider, FakeSearchProvider
-from pipeline.settings import Settings
-from pipeline.web import web_extract, web_search
 
 ROWS = [{"title": f"Result {i}", "url": f"https://site{i}.example/page?q={i}",
          "snippet": "A snippet of about a hundred characters, like real engines return. " * 2,

@@ -4,7 +4,7 @@
                                  [--save FILE] [--compare FILE] [--no-write]
 
 ``ours`` is what the command line outputs with ``--format text``: each page goes through
-:class:`pipeline.extract.NativeExtractor` (handler selection, the HTML handler, the empty
+:class:`pipeline.extract.native.NativeExtractor` (handler selection, the HTML handler, the empty
 check, truncation to the default ``--max-chars``) with a fetcher that serves the stored
 page; an error record scores as empty content. ``ours-readability`` is the same path with
 ``--html-extractor readability``. The peers (benchmark-only dependencies, skipped with a
@@ -122,8 +122,8 @@ class _StoredPage:
 
 def command_line_records(pages: Sequence[Page], html_extractor: str = "builtin") -> list[Any]:
     """(record, CPU ms) per page, through the command line's per-URL path."""
-    from pipeline.extract import NativeExtractor
-    from pipeline.settings import Settings
+    from pipeline.core.settings import Settings
+    from pipeline.extract.native import NativeExtractor
 
     settings = Settings(format="text", html_extractor=html_extractor)
 

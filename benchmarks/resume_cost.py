@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.models import Record
-from pipeline.sinks import scan_done
+from pipeline.batch.output.sinks import scan_done
+from pipeline.core.models import Record
 
 
 def write_output(path: Path, lines: int, content_chars: int) -> None:

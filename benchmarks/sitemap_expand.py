@@ -5,7 +5,7 @@ gzip'd children (served as ``application/gzip``, like ``sitemap-7.xml.gz``) of
 ``--per-child`` URLs each (default 20 × 50,000 = 1,000,000, the protocol's per-file maximum),
 and serves each page as a short text. Then, each in a process of its own:
 
-* ``expand``: the expansion alone (``pipeline.expand.Expander`` through the document
+* ``expand``: the expansion alone (``pipeline.batch.input.expand.Expander`` through the document
   fetcher, no page fetched): time to the first URL, wall and CPU time, the process's RSS
   after 1, 100k, 250k, 500k and every URL, and its peak RSS (``ru_maxrss``);
 * ``cli``: ``python -m pipeline --sitemap …/index.xml -o out.jsonl`` (``--rate inf
@@ -13,7 +13,7 @@ and serves each page as a short text. Then, each in a process of its own:
   run goes on until ``--records`` records; the batch process's RSS is sampled all along
   (peak and at the end), then it is stopped with SIGINT;
 * ``parsers``: one 50,000-URL child parsed by ``ultimate-sitemap-parser``
-  (``sitemap_from_str``, if installed) and by ours (``pipeline.sitemaps.XmlLinks``, fed
+  (``sitemap_from_str``, if installed) and by ours (``pipeline.batch.input.sitemaps.XmlLinks``, fed
   64 KB at a time): CPU time (an untraced run) and peak traced memory (a second, traced
   run); and feedparser on an RSS feed of 2,000 items (its cost per item).
 
@@ -93,10 +93,10 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def expand_only(base: str) -> None:
-    from pipeline.expand import Expander
-    from pipeline.run_input import ExpandOptions
-    from pipeline.settings import Settings
-    from pipeline.sources import document_fetcher
+    from pipeline.batch.input.expand import Expander
+    from pipeline.batch.input.run_input import ExpandOptions
+    from pipeline.batch.input.sources import document_fetcher
+    from pipeline.core.settings import Settings
 
     settings = Settings(allow_net=["127.0.0.1/32"], rate=float("inf"), per_host=64)
     marks = {1, 100_000, 250_000, 500_000}
@@ -164,8 +164,8 @@ def cli_run(base: str, records: int, work: Path) -> dict:
 
 
 def parsers(per_child: int) -> dict:
-    from pipeline.feeds import feed_links
-    from pipeline.sitemaps import XmlLinks
+    from pipeline.batch.input.feeds import feed_links
+    from pipeline.batch.input.sitemaps import XmlLinks
 
     body = child_xml("https://s.test", 0, per_child)
     found: dict = {"document_mb": round(len(body) / 2**20, 1)}

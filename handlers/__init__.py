@@ -13,6 +13,7 @@ from importlib import import_module
 from handlers.registry import (
     ContentHandler,
     HandlerContext,
+    HandlerOptions,
     HandlerRegistry,
     InlineHandler,
     handles_inline,
@@ -32,7 +33,8 @@ BUILTIN_HANDLERS: tuple[str, ...] = (
 def load_handler(spec: str) -> ContentHandler:
     """The handler a ``"module:attribute"`` spec names."""
     module, _, attribute = spec.partition(":")
-    return getattr(import_module(module), attribute)
+    handler: ContentHandler = getattr(import_module(module), attribute)  # checked on register
+    return handler
 
 
 def builtin_handlers() -> list[ContentHandler]:
@@ -71,6 +73,7 @@ __all__ = [
     "BUILTIN_HANDLERS",
     "ContentHandler",
     "HandlerContext",
+    "HandlerOptions",
     "HandlerRegistry",
     "InlineHandler",
     "build_registry",

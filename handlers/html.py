@@ -34,8 +34,8 @@ from handlers.html_readability import readability_main
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason, looks_binary
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 # Optional XML prologue and comments, then the document's first HTML tag.
 _SNIFF = re.compile(
@@ -123,7 +123,7 @@ class HTMLHandler:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
-        if ctx.options.get("html_extractor") == "readability":
+        if ctx.options.html_extractor == "readability":
             chosen = readability_main(text, ctx.base_url)
             if chosen is not None:
                 clean_tree(chosen)
@@ -141,13 +141,13 @@ class HTMLHandler:
             page, outermost(found), declared=declared == "forum")
         threads = []  # on a discussion page, the content rather than comments to append
         if not discussion:
-            if ctx.options.get("include_comments"):
+            if ctx.options.include_comments:
                 threads = take_threads(found)
             drop_threads(found)
         headline = _headline(root, title) if declared == "product" else None
         main = best_candidate(page)
         if headline is not None and headline.getparent() is not None and (
-                main is None or headline not in main.iter(headline.tag)):
+                main is None or headline not in main.iter(str(headline.tag))):
             block = product_block(headline)
             main = main if block is None else block
         content = ""

@@ -227,7 +227,7 @@ def _blocks_backwards(main: etree._Element) -> list[etree._Element]:
 def _quoted(element: etree._Element, main: etree._Element) -> bool:
     """Inside a blockquote (an embedded post or a quotation) or a code block: part of the
     article ("join(parts)" is code, not a call to join)."""
-    node = element
+    node: etree._Element | None = element
     while node is not None and node is not main:
         if node.tag in ("blockquote", "pre"):
             return True

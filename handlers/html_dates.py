@@ -122,7 +122,7 @@ def dateline(headline: etree._Element | None) -> str | None:
         hits = [hit for hit in (_textual(text), _numeric(text)) if hit]
         match = _ISO.search(text)
         day = match and _valid(int(match["year"]), int(match["month"]), int(match["day"]))
-        if day:
+        if match and day:
             hits.append((match.start(), day))
         if hits:
             return min(hits)[1]

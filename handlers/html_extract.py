@@ -298,9 +298,11 @@ def _paragraphs(root: etree._Element) -> Iterator[tuple[etree._Element, str, boo
                 yield element, text, True
 
 
-_TAG_BONUS = {"div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 3,
-              "blockquote": 3, "form": -3, "ol": -3, "ul": -3, "dl": -3, "li": -3,
-              "th": -5, "h1": -5, "h2": -5, "h3": -5}
+# keyed by lxml's tag (a str for an element): looked up with any node's tag
+_TAG_BONUS: dict[object, int] = {
+    "div": 5, "article": 10, "main": 5, "section": 3, "pre": 3, "td": 3,
+    "blockquote": 3, "form": -3, "ol": -3, "ul": -3, "dl": -3, "li": -3,
+    "th": -5, "h1": -5, "h2": -5, "h3": -5}
 
 
 _ITEM_TAGS = frozenset({"li", "dd"})
@@ -345,7 +347,7 @@ def prose_mass(root: etree._Element, paragraphs: _Paragraphs | None = None,
     for paragraph, text, _scores_itself in (
             readable_paragraphs(root) if paragraphs is None else paragraphs):
         chars = int(len(text) * (1 - link_density(paragraph, links)))
-        node = paragraph
+        node: etree._Element | None = paragraph
         while node is not None:
             mass[node] = mass.get(node, 0) + chars
             node = node.getparent()
@@ -364,7 +366,7 @@ def _ancestors(element: etree._Element) -> list[etree._Element]:
 _CHUNK_CHARS = 200  # a chunk of the article holds at least a paragraph
 
 
-def _kind(element: etree._Element) -> tuple[str, str]:
+def _kind(element: etree._Element) -> tuple[object, str]:
     """Tag and first class name: chunks of one article share them ("block-text" and
     "block-text block-text_initial-letter"). A chunk without a class is known by its
     parent's (the cells of ``<tr class="answer">`` rows in a FAQ)."""
@@ -373,7 +375,9 @@ def _kind(element: etree._Element) -> tuple[str, str]:
         return element.tag, classes[0]
     parent = element.getparent()
     parent_classes = [] if parent is None else (parent.get("class") or "").split()
-    return element.tag, f"{parent.tag}.{parent_classes[0]}>" if parent_classes else ""
+    if parent is None or not parent_classes:
+        return element.tag, ""
+    return element.tag, f"{parent.tag!s}.{parent_classes[0]}>"
 
 
 def best_candidate(root: etree._Element) -> etree._Element | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from lxml import etree
 
 from handlers.html_dom import parse
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 EXTRA = "readability"
 MISSING = ("--html-extractor readability needs readability-lxml: "

@@ -33,13 +33,13 @@ def code_language(element: etree._Element) -> str:
     """The language a ``<pre>`` block declares in its class (or its ``<code>``'s, or its
     highlighter wrapper's: ``<div class="highlight-source-python"><pre>``), if any."""
     parent = element.getparent()
-    wrappers = () if parent is None else (parent,)
+    wrappers: tuple[etree._Element, ...] = () if parent is None else (parent,)
     for node in (element, *element.iterchildren("code"), *wrappers):
         match = _LANGUAGE.search(node.get("class") or "")
         if match:
             return match.group(1).lower()
-        if node.get("data-lang"):
-            return node.get("data-lang", "").lower()
+        if language := node.get("data-lang"):
+            return language.lower()
     for node in (element, *element.iterchildren("code")):  # <pre class="rust">
         bare = _BARE_LANGUAGES.intersection((node.get("class") or "").lower().split())
         if bare:

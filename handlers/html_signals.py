@@ -65,7 +65,7 @@ def _empty_mount(body: etree._Element | None) -> bool:
     children = [c for c in body if isinstance(c.tag, str)]
     empty = [c for c in children if len(c) == 0 and not (c.text or "").strip()]
     return bool(children) and len(empty) == len(children) and any(
-        c.get("id") or "-" in c.tag for c in empty  # <div id="root">, <app-root>
+        c.get("id") or "-" in str(c.tag) for c in empty  # <div id="root">, <app-root>
     )
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 from handlers.decode import decode_body
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from handlers.registry import HandlerContext
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 MAX_BYTES = 16 * 1024 * 1024  # parsing is done in memory: refuse anything bigger
 MAX_DEPTH = 64  # deeper nesting is refused (it also renders into mostly indentation)
@@ -23,6 +25,7 @@ def _depth(value: object, limit: int) -> int:
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         node, level = stack.pop()
+        children: Iterable[object]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):
@@ -68,7 +71,7 @@ class JsonHandler:
             return bool(_PLAUSIBLE.match(text))
         return True
 
-    def handle(self, body, ctx) -> Document:
+    def handle(self, body: bytes, ctx: HandlerContext) -> Document:
         value = parse(body, ctx.charset)
         if _depth(value, MAX_DEPTH) > MAX_DEPTH:
             raise PipelineError("decode", f"JSON nested deeper than {MAX_DEPTH} levels")

@@ -27,13 +27,9 @@ from handlers.decode import clean_text
 from handlers.pdf_bounds import check_inflated_size
 from handlers.registry import HandlerContext
 from handlers.sniff import classify
-from pipeline.errors import PipelineError
-from pipeline.models import Document
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
-# One source of truth for the defaults: the documented settings.
-DEFAULT_MAX_PAGES: int = Settings.model_fields["pdf_max_pages"].default
-DEFAULT_TIME_LIMIT: float = Settings.model_fields["pdf_time_limit"].default
 INSTALL_HINT = "pip install 'extract-pipeline[pdf]'"
 
 # PDFium is not thread-safe; agents may run handlers in threads, so calls are serialised.
@@ -182,8 +178,8 @@ class PdfHandler:
             raise PipelineError(
                 "unsupported_type", f"PDF support is not installed: {INSTALL_HINT}"
             ) from None
-        max_pages = int(ctx.options.get("pdf_max_pages", DEFAULT_MAX_PAGES))
-        time_limit = float(ctx.options.get("pdf_time_limit", DEFAULT_TIME_LIMIT))
+        max_pages = ctx.options.pdf_max_pages
+        time_limit = ctx.options.pdf_time_limit
         check_inflated_size(body)
         with _PDFIUM_LOCK:
             doc = _open(pdfium, body)
@@ -216,7 +212,8 @@ class PdfHandler:
         return Document(title=title, content=content, format=ctx.format, metadata=metadata)
 
     @staticmethod
-    def _pages(doc: Any, total: int, max_pages: int, time_limit: float):
+    def _pages(doc: Any, total: int, max_pages: int, time_limit: float
+               ) -> tuple[list[tuple[int, str]], str | None, int]:
         """(page number, text) for non-empty pages, why reading stopped early (if it did), and
         how many pages were read."""
         deadline = time.monotonic() + time_limit

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import zlib
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 MAX_INFLATED = 256 << 20  # all streams together; a legitimate text PDF stays far below
 _WINDOW = 1 << 20

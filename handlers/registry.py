@@ -1,6 +1,6 @@
 """The content-type handler registry.
 
-A handler turns the bytes of one response into a :class:`~pipeline.models.Document`. The
+A handler turns the bytes of one response into a :class:`~pipeline.core.models.Document`. The
 registry picks one per response: custom handlers before built-ins, in registration order;
 the media type first; the first bytes (:mod:`handlers.sniff`) when the type is missing,
 ``application/octet-stream``, or contradicted by the bytes. Nothing matches ⇒
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from handlers.sniff import (
     SNIFF_BYTES,
@@ -27,23 +27,80 @@ from handlers.sniff import (
     mostly_binary,
     obviously_unsupported,
 )
-from pipeline.errors import PipelineError
-from pipeline.models import Document, OutputFormat
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document, OutputFormat
+from pipeline.core.settings import Settings
 
 ENTRY_POINT_GROUP = "pipeline.handlers"
 log = logging.getLogger(__name__)
 
 
+def _setting(name: str) -> Any:
+    """A setting's default: the handler options default to what the batch command does."""
+    return Settings.model_fields[name].default
+
+
+@dataclass(frozen=True)
+class HandlerOptions:
+    """The extraction settings a handler may read, typed, with the defaults of the
+    :class:`~pipeline.core.settings.Settings` fields (and batch flags) of the same names.
+    Frozen and picklable: it crosses into worker processes inside :class:`HandlerContext`.
+
+    * ``max_chars``: the call's content budget (None: no cut). A runner cuts the document to
+      it (:func:`pipeline.extract.runners.cut_to_budget`); a handler need not.
+    * ``html_extractor``: ``"builtin"`` or ``"readability"`` (``--html-extractor``).
+    * ``include_comments``: append a page's comment threads (``--include-comments``).
+    * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
+
+    :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names; ``get`` and
+    ``[name]`` keep reads written for the old ``dict`` options working.
+    """
+
+    max_chars: int | None = None
+    html_extractor: Literal["builtin", "readability"] = _setting("html_extractor")
+    include_comments: bool = _setting("include_comments")
+    pdf_max_pages: int = _setting("pdf_max_pages")
+    pdf_time_limit: float = _setting("pdf_time_limit")
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> HandlerOptions:
+        """The options a ``dict`` names; ``TypeError`` naming any unknown option."""
+        unknown = sorted(set(options) - _OPTION_NAMES)
+        if unknown:
+            raise TypeError(f"unknown handler option(s): {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(sorted(_OPTION_NAMES))})")
+        return cls(**options)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """``options.get(name, default)`` as on the old ``dict`` options."""
+        return getattr(self, name) if name in _OPTION_NAMES else default
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in _OPTION_NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(HandlerOptions))
+
+
 @dataclass(frozen=True)
 class HandlerContext:
-    """What a handler knows besides the body. Picklable: it crosses into worker processes."""
+    """What a handler knows besides the body. Picklable: it crosses into worker processes.
+
+    ``options`` is a :class:`HandlerOptions`; a ``dict`` given here (the type before it) is
+    converted, and an unknown name in it is a ``TypeError``."""
 
     url: str
     final_url: str | None = None
     media_type: str | None = None  # lower-case, no parameters
     charset: str | None = None  # from the Content-Type header, if any
     format: OutputFormat = "markdown"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: HandlerOptions = field(default_factory=HandlerOptions)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.options, HandlerOptions):  # a caller still passing a dict
+            object.__setattr__(self, "options", HandlerOptions.from_mapping(self.options))
 
     @property
     def base_url(self) -> str:
@@ -62,7 +119,10 @@ class ContentHandler(Protocol):
     * ``handle(body, ctx)``: pure and CPU-bound; returns a Document or raises
       ``PipelineError`` (``decode``, ``extract``, ``empty``, ``challenge``). Any other
       exception is reported as ``extract``. Must be picklable (a module-level instance):
-      in batch mode it runs in a worker process.
+      in batch mode it runs in a worker process. ``ctx.options`` is a typed, frozen
+      :class:`HandlerOptions` (read ``ctx.options.include_comments``); a handler written
+      when it was a ``dict`` keeps working: ``ctx.options.get("name", default)`` and
+      ``ctx.options["name"]`` read the same values.
 
     A handler whose work on some bodies costs less than sending them to a worker also
     implements :class:`InlineHandler`.
@@ -102,7 +162,7 @@ def handles_inline(handler: ContentHandler, body: bytes, ctx: HandlerContext) ->
     if not declared:
         return False
     try:
-        return bool(handler.inline(body, ctx))  # type: ignore[attr-defined]
+        return bool(cast(InlineHandler, handler).inline(body, ctx))  # declared, as memoised
     except Exception:  # a faulty estimate only costs the fast path
         return False
 

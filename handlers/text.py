@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from handlers.decode import decode_body
-from handlers.registry import InlineHandler
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from handlers.registry import HandlerContext, InlineHandler
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 # Bytes that never occur in text (NUL and C0 controls other than tab, LF, FF, CR, ESC).
 _BINARY = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
@@ -53,12 +53,12 @@ class TextHandler(InlineHandler):
     def sniff(self, head: bytes) -> bool:
         return _decodes_as_text(head) and not _MARKUP.search(head)
 
-    def inline(self, body: bytes, ctx) -> bool:
+    def inline(self, body: bytes, ctx: HandlerContext) -> bool:
         """True when handling ``body`` costs less than sending it to a worker: small and
         UTF-8 (so no charset detection, which takes milliseconds)."""
         return len(body) <= INLINE_MAX_BYTES and _is_utf8(body)
 
-    def handle(self, body, ctx) -> Document:
+    def handle(self, body: bytes, ctx: HandlerContext) -> Document:
         window = body[:_BINARY_WINDOW]
         strays = len(window) - len(window.translate(None, _BINARY_BYTES))  # C speed, not re
         if strays > max(_STRAY_BYTES, _BINARY_SHARE * len(window)):

@@ -16,10 +16,10 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from handlers.decode import clean_text, decode_body
-from handlers.registry import HandlerContext
+from handlers.registry import ContentHandler, HandlerContext
 from handlers.sniff import classify
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 ATOM = "http://www.w3.org/2005/Atom"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -232,7 +232,7 @@ def render_outline(root: etree._Element, markdown: bool) -> Document:
     return Document(title=title or None, content=content, metadata={"root": _local(root)})
 
 
-def _html_handler() -> Any:
+def _html_handler() -> ContentHandler | None:
     from handlers import default_registry  # late: the registry imports this module
 
     try:

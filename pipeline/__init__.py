@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from pipeline.models import (
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import (
     Document,
     ErrorInfo,
     ExtractResponse,
@@ -10,27 +11,28 @@ from pipeline.models import (
     SearchResponse,
     SearchResult,
 )
-from pipeline.settings import Settings, load_settings
+from pipeline.core.settings import Settings, load_settings
 
 __version__ = "0.1.0"
 
 # Loaded on first use so `import pipeline` stays fast: the kernel pulls in aiohttp and the
 # providers, the tools module pydantic schema machinery.
 _LAZY = {
-    "web_search": "pipeline.web",
-    "web_extract": "pipeline.web",
-    "web_search_sync": "pipeline.web",
-    "web_extract_sync": "pipeline.web",
-    "render": "pipeline.rendering",
-    "tool_definitions": "pipeline.tools",
-    "SearchArgs": "pipeline.web",
-    "ExtractArgs": "pipeline.web",
+    "web_search": "pipeline.agent.kernel",
+    "web_extract": "pipeline.agent.kernel",
+    "web_search_sync": "pipeline.agent.kernel",
+    "web_extract_sync": "pipeline.agent.kernel",
+    "render": "pipeline.agent.rendering",
+    "tool_definitions": "pipeline.agent.tools",
+    "run_tool": "pipeline.agent.tools",
+    "agent_tools": "pipeline.agent.tools",
+    "FakeCompressor": "pipeline.store.compress",
+    "SearchArgs": "pipeline.agent.kernel",
+    "ExtractArgs": "pipeline.agent.kernel",
 }
 
 if TYPE_CHECKING:
-    from pipeline.rendering import render
-    from pipeline.tools import tool_definitions
-    from pipeline.web import (
+    from pipeline.agent.kernel import (
         ExtractArgs,
         SearchArgs,
         web_extract,
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
         web_search,
         web_search_sync,
     )
+    from pipeline.agent.rendering import render
+    from pipeline.agent.tools import agent_tools, run_tool, tool_definitions
+    from pipeline.store.compress import FakeCompressor
 
 
 def __getattr__(name: str) -> Any:
@@ -60,14 +65,18 @@ __all__ = [
     "ErrorInfo",
     "ExtractArgs",
     "ExtractResponse",
+    "FakeCompressor",
+    "PipelineError",
     "Record",
     "SearchArgs",
     "SearchResponse",
     "SearchResult",
     "Settings",
     "__version__",
+    "agent_tools",
     "load_settings",
     "render",
+    "run_tool",
     "tool_definitions",
     "web_extract",
     "web_extract_sync",

@@ -1,6 +1,6 @@
 import sys
 
-from pipeline.cli import main
+from pipeline.cli.command import main
 
 # Guarded, as a main module should be: a process started by multiprocessing may import it
 # again under another name.

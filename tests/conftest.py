@@ -1,9 +1,15 @@
 """Every test gets its own empty full-text cache (nothing is written to the user's cache
-directory, and no test sees another's pages)."""
+directory, and no test sees another's pages); aioresponses is fitted to this aiohttp."""
 
 import pytest
 
-from pipeline import cache
+from pipeline.store import cache
+from tests.support.aioresponses_compat import fit_aioresponses_to_aiohttp
+from tests.support.scripted_server import ScriptedServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    fit_aioresponses_to_aiohttp()
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +19,11 @@ def _private_cache_dir(tmp_path_factory, monkeypatch):
     for instance in cache._shared.values():
         instance.close()
     cache._shared.clear()
+
+
+@pytest.fixture
+async def server():
+    """A scripted HTTP server on 127.0.0.1 (vendor APIs, model endpoints)."""
+    srv = await ScriptedServer().start()
+    yield srv
+    await srv.close()

@@ -114,3 +114,50 @@ def test_local_links_reach_a_file_and_heading(path):
         ):
             broken.append(target)
     assert not broken, f"{doc_id(path)}: broken links {broken}"
+
+
+CODE_PATH = re.compile(r"`(?P<path>(?:pipeline|handlers|benchmarks|tests)/[\w/.]*)`")
+DOTTED = re.compile(r"`(?P<name>(?:pipeline|handlers)(?:\.\w+)+)")
+# Dotted names that are not Python objects: TOML tables and the handlers' entry-point group.
+NOT_OBJECTS = {"pipeline.provider_env", "pipeline.headers", "pipeline.handlers"}
+
+
+def resolves(name: str) -> bool:
+    """``name`` is a module, or an attribute reached from the longest importable module."""
+    import importlib
+
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attribute in parts[cut:]:
+                value = getattr(value, attribute)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("path", [*DOCS, ROOT / "benchmarks" / "README.md"], ids=doc_id)
+def test_code_the_docs_name_exists(path):
+    """Every ``pipeline/…`` path and ``pipeline.…`` name a page gives in backticks is there."""
+    text = path.read_text(encoding="utf-8")
+    missing = [found["path"] for found in CODE_PATH.finditer(text)
+               if not (ROOT / found["path"]).exists()]
+    missing += [found["name"] for found in DOTTED.finditer(text)
+                if found["name"] not in NOT_OBJECTS and not resolves(found["name"])]
+    assert not missing, f"{doc_id(path)} names code that does not exist: {sorted(set(missing))}"
+
+
+def test_architecture_maps_every_package_folder():
+    """docs/architecture.md's folder table names each package folder, and only those."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    mapped = set(re.findall(r"^\| `((?:pipeline|handlers)[\w/]*/)` \|", text, re.M))
+    folders = {f"{init.parent.relative_to(ROOT)}/"
+               for base in ("pipeline", "handlers") for init in (ROOT / base).glob("*/__init__.py")}
+    folders.add("handlers/")
+    assert mapped == folders, (
+        f"not mapped: {sorted(folders - mapped)}; gone: {sorted(mapped - folders)}")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorKind
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,21 @@ class FetchError(PipelineError):
 
     retry_after: float | None = None
 
-    def __init__(self, kind, message, *, retryable=False, attempts=1, status=None,
-                 final_url=None) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool = False,
+                 attempts: int = 1, status: int | None = None,
+                 final_url: str | None = None) -> None:
         super().__init__(kind, message, retryable=retryable)
         self.attempts = attempts
         self.status = status
         self.final_url = final_url
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (self.kind, self.message, self.retryable, self.attempts, self.status,
                            self.final_url))
 
 
-def _rebuild(kind, message, retryable, attempts, status, final_url) -> FetchError:
+def _rebuild(kind: ErrorKind, message: str, retryable: bool, attempts: int, status: int | None,
+             final_url: str | None) -> FetchError:
     return FetchError(kind, message, retryable=retryable, attempts=attempts, status=status,
                       final_url=final_url)
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 from multidict import CIMultiDictProxy
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.cookies import CookieFile
 from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
@@ -29,14 +31,13 @@ from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.inflate import decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
-from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import ProxyRoutes
 from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, retry_delay
 from pipeline.fetch.robots import RobotsCache
+from pipeline.fetch.transport import AiohttpTransport, Request, Response, Transport
 from pipeline.fetch.urls import check_target, parse_url, resolve_location
-from pipeline.settings import Settings
 
 ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
           "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5")
@@ -104,13 +105,18 @@ class HttpFetcher:
     archives); pass ``lambda _: False`` to download everything. ``resolver`` replaces the
     system DNS resolver (tests); its answers are still judged by the safety policy. ``gate``
     shares another fetcher's per-host politeness (two fetchers, one budget per host).
+    ``transport`` sends the requests instead of the aiohttp one built from the settings
+    (:class:`~pipeline.fetch.transport.FakeTransport` answers without a network); it then
+    carries them as given: the proxy settings and the DNS answers' judgement are the built
+    one's, every other guard stays here. The caller closes a transport it passes.
     """
 
     def __init__(self, settings: Settings | None = None, *,
                  early_reject: Callable[[str], bool] | None = None,
                  robots: bool | None = None,
                  resolver: AbstractResolver | None = None,
-                 gate: HostGate | None = None) -> None:
+                 gate: HostGate | None = None,
+                 transport: Transport | None = None) -> None:
         self.settings = settings or Settings()
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
@@ -118,7 +124,9 @@ class HttpFetcher:
         self._head_trust = HeadTrust(self.settings.head_trust)
         self.robots_enabled = self.settings.robots if robots is None else robots
         self._resolver = resolver
-        self._session: aiohttp.ClientSession | None = None
+        self._given_transport = transport
+        self._transport: Transport | None = None
+        self._headers: dict[str, str] = {}
         self._policy_resolver: PolicyResolver | None = None
         self._robots: RobotsCache | None = None
         self._routes: ProxyRoutes | None = None  # None: no proxy at all
@@ -130,6 +138,20 @@ class HttpFetcher:
         cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
         if secret or cookies is not None:
             self._credentials = Credentials(secret, cookies)
+        self._headers = merge_headers({"User-Agent": s.user_agent, "Accept": ACCEPT,
+                                       "Accept-Encoding": "gzip, deflate, br"}, plain)
+        if self._given_transport is not None:
+            self._transport = self._given_transport
+        else:
+            self._transport = await self._aiohttp_transport()
+        if self.robots_enabled:
+            self._robots = RobotsCache(self._get_robots, self._set_crawl_delay,
+                                       user_agent=s.user_agent, max_bytes=s.max_bytes)
+        return self
+
+    async def _aiohttp_transport(self) -> AiohttpTransport:
+        """The real transport: proxy routes, the policy's resolver, one connection pool."""
+        s = self.settings
         routes = ProxyRoutes(s, self.policy, self._resolver) if s.proxy or s.trust_env else None
         if routes is not None and routes.enabled:
             try:
@@ -140,31 +162,26 @@ class HttpFetcher:
             self._routes = routes
         self._policy_resolver = PolicyResolver(
             self.policy, self._resolver, timeout=s.connect_timeout,
-            host_policies=routes.proxy_hosts() if self._routes is not None else None)
-        options = dict(limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
-                       ttl_dns_cache=60, resolver=self._policy_resolver)
+            host_policies=self._routes.proxy_hosts() if self._routes is not None else None)
+        options: dict[str, Any] = dict(
+            limit=s.concurrency, limit_per_host=s.per_host, use_dns_cache=True,
+            ttl_dns_cache=60, resolver=self._policy_resolver)
         connector = (self._routes.connector(**options)
                      if self._routes is not None and self._routes.socks
                      else aiohttp.TCPConnector(**options))
-        teach_aioresponses()  # tests may mock us with aioresponses
-        self._session = aiohttp.ClientSession(
+        return AiohttpTransport(aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies: only --cookie-file's, per hop
-            headers=merge_headers({"User-Agent": s.user_agent, "Accept": ACCEPT,
-                                   "Accept-Encoding": "gzip, deflate, br"}, plain),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=s.connect_timeout,
                                           sock_read=s.read_timeout),
             # decoded in _final (pipeline.fetch.inflate), which notices a stream cut short
             auto_decompress=False, trust_env=False, raise_for_status=False,
-        )
-        if self.robots_enabled:
-            self._robots = RobotsCache(self)
-        return self
+        ))
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._transport is not None and self._transport is not self._given_transport:
+            await self._transport.aclose()
+        self._transport = None
         if self._policy_resolver is not None:  # a resolver passed in is not closed by aiohttp
             await self._policy_resolver.close()
             self._policy_resolver = None
@@ -179,7 +196,7 @@ class HttpFetcher:
         ``validators`` the GET is conditional (and no HEAD is sent): a ``304`` comes back as
         a result with an empty body.
         """
-        if self._session is None:
+        if self._transport is None:
             raise FetchError("network", "fetcher not started (use 'async with')")
         try:
             target = parse_url(url)
@@ -314,6 +331,14 @@ class HttpFetcher:
             self.gate.slow_down(_host_key(answer.url), DEFAULT_SLOWDOWN if hint is None else hint)
         return hint
 
+    async def _get_robots(self, url: URL, max_bytes: int) -> tuple[int, bytes | None]:
+        """A robots.txt through the request path of pages (see :class:`RobotsCache`)."""
+        answer = await self.exchange("GET", url, max_bytes=max_bytes)
+        return answer.status, answer.body
+
+    def _set_crawl_delay(self, url: URL, seconds: float) -> None:
+        self.gate.set_interval(_host_key(url), min(seconds, self.settings.retry_after_cap))
+
     async def exchange(self, method: str, url: URL, *, max_bytes: int,
                        deadline: float | None = None,
                        validators: Validators | None = None,
@@ -358,27 +383,27 @@ class HttpFetcher:
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _hop_headers(self, url: URL, on_origin: bool,
-                     validators: Validators | None) -> dict[str, str] | None:
-        """Per-hop headers: credentials while on the first host, the conditional headers
-        at the validators' URL (None when neither applies)."""
-        headers = None
+                     validators: Validators | None) -> Mapping[str, str]:
+        """A hop's headers: the fetcher's own, then credentials while on the first host and
+        the conditional headers at the validators' URL."""
+        extra: dict[str, str] = {}
         if on_origin and self._credentials is not None:
-            headers = self._credentials.headers_for(url)
+            extra = self._credentials.headers_for(url) or {}
         if validators is not None and str(url) == validators.url:
-            headers = {**(headers or {}), **validators.headers()}
-        return headers
+            extra = {**extra, **validators.headers()}
+        return merge_headers(self._headers, extra) if extra else self._headers
 
     async def _hop(self, method: str, url: URL, hop: int, max_bytes: int,
-                   header_limit: float, headers: Mapping[str, str] | None = None
+                   header_limit: float, headers: Mapping[str, str]
                    ) -> tuple[_Answer | None, URL, int]:
         """One request: (the final answer, _, _) or (None, where it redirects, status)."""
         s = self.settings
-        assert self._session is not None
+        assert self._transport is not None
         proxy = self._routes.for_request(url) if self._routes is not None else None
         try:
             async with asyncio.timeout(header_limit):
-                response = await self._session.request(method, url, allow_redirects=False,
-                                                       headers=headers, proxy=proxy)
+                response = await self._transport.send(Request(method, url, headers,
+                                                              proxy=proxy))
         except Exception as exc:
             raise classify(exc, url, s.read_timeout) from None
         try:
@@ -394,7 +419,7 @@ class HttpFetcher:
         finally:
             response.close()  # no-op after release(); else drops the connection
 
-    async def _final(self, response: aiohttp.ClientResponse, method: str, url: URL,
+    async def _final(self, response: Response, method: str, url: URL,
                      max_bytes: int) -> _Answer:
         media_type, charset = parse_content_type(response.headers.get("Content-Type"))
         answer = _Answer(url, response.status, response.headers, media_type, charset)
@@ -410,7 +435,7 @@ class HttpFetcher:
         received = 0
         try:
             decoder = decoder_for(response.headers.get("Content-Encoding"))
-            async for chunk in response.content.iter_any():
+            async for chunk in response.chunks():
                 if decoder is not None:
                     # the wire bytes are capped too: trailing junk after a stream's end
                     received += len(chunk)

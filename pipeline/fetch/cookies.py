@@ -22,7 +22,7 @@ from pathlib import Path
 
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 HTTP_ONLY_PREFIX = "#HttpOnly_"
 _FIELDS = 7

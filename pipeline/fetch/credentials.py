@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from yarl import URL
 
+from pipeline.core.request_options import CREDENTIAL_HEADERS
 from pipeline.fetch.cookies import CookieFile
-from pipeline.request_options import CREDENTIAL_HEADERS
 
 
 def same_host(url: URL, origin: URL) -> bool:

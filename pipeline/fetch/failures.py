@@ -14,7 +14,7 @@ import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.resolver import AddressBlocked
 

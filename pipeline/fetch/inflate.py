@@ -118,7 +118,8 @@ class BrotliDecoder:
             raise _broken(self.coding)
         self._started = True
         try:
-            return self._inflater.process(data, output_buffer_limit=limit + 1)
+            out: bytes = self._inflater.process(data, output_buffer_limit=limit + 1)
+            return out
         except brotli.error:
             raise _broken(self.coding) from None
 

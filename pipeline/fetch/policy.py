@@ -11,7 +11,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

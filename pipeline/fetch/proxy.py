@@ -25,12 +25,12 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.request_options import check_proxy_url
+from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
-from pipeline.request_options import check_proxy_url
-from pipeline.settings import Settings
 
 SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
 JUDGEMENT_TTL = 60.0  # seconds a target name's judgement is reused (the connector's DNS TTL)
@@ -144,7 +144,9 @@ class ProxyRoutes:
         return self.socks or self.for_request(url) is not None
 
     def _bypassed(self, host: str) -> bool:
-        return bool(urllib.request.proxy_bypass_environment(host, self._env_table))
+        # undocumented, so absent from typeshed, but part of urllib.request since Python 2
+        return bool(urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+            host, self._env_table))
 
     async def start(self) -> None:
         """Judge every proxy's own address now: ``config`` error when the policy refuses it

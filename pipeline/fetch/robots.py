@@ -1,7 +1,9 @@
 """Optional robots.txt support (``--robots``): protego rules cached per origin, bounded.
 
-robots.txt is fetched through the fetcher's own request path, so the safety policy, redirects
-limits, the per-host gate and a byte cap apply to it too. Outcomes follow RFC 9309: a 4xx
+The cache is given what it needs, not the fetcher: ``fetch_robots(url, max_bytes)`` gets a
+robots.txt through the fetcher's own request path (so the safety policy, redirect limits,
+the per-host gate and a byte cap apply to it too) and ``set_crawl_delay(url, seconds)`` paces
+a host. Outcomes follow RFC 9309: a 4xx
 means no rules; a 5xx or 429 means "unreachable", so everything is disallowed; a robots.txt
 we cannot get at all (network trouble, too large) imposes nothing, and the page fetch that
 follows reports its own error.
@@ -11,17 +13,18 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from protego import Protego
 from yarl import URL
 
 from pipeline.fetch.base import FetchError
 
-if TYPE_CHECKING:
-    from pipeline.fetch.client import HttpFetcher
-
 ROBOTS_MAX_BYTES = 512 * 1024
+
+# (status, body) of a GET of a robots.txt URL, its body capped at the given bytes (None
+# unless the answer is a 2xx); raises FetchError when there is no answer at all.
+RobotsFetch = Callable[[URL, int], Awaitable[tuple[int, bytes | None]]]
 
 
 class _Rules:
@@ -46,8 +49,13 @@ class _Rules:
 class RobotsCache:
     """Check URLs against their origin's robots.txt; ``check`` raises a ``robots`` error."""
 
-    def __init__(self, fetcher: HttpFetcher, max_origins: int = 4096) -> None:
-        self.fetcher = fetcher
+    def __init__(self, fetch_robots: RobotsFetch, set_crawl_delay: Callable[[URL, float], None],
+                 *, user_agent: str, max_bytes: int = ROBOTS_MAX_BYTES,
+                 max_origins: int = 4096) -> None:
+        self.fetch_robots = fetch_robots
+        self.set_crawl_delay = set_crawl_delay
+        self.user_agent = user_agent
+        self.max_bytes = min(ROBOTS_MAX_BYTES, max_bytes)
         self.max_origins = max_origins
         self._rules: OrderedDict[str, asyncio.Task[_Rules]] = OrderedDict()
 
@@ -56,14 +64,12 @@ class RobotsCache:
 
     async def check(self, url: URL) -> None:
         """Raise ``FetchError('robots')`` when robots.txt disallows ``url``; apply Crawl-delay."""
-        settings = self.fetcher.settings
         rules = await self._rules_for(url)
-        if not rules.allows(str(url), settings.user_agent):
+        if not rules.allows(str(url), self.user_agent):
             raise FetchError("robots", f"disallowed by robots.txt of {url.raw_host}")
-        delay = rules.crawl_delay(settings.user_agent)
+        delay = rules.crawl_delay(self.user_agent)
         if delay:
-            self.fetcher.gate.set_interval(f"{url.raw_host}:{url.port}",
-                                           min(delay, settings.retry_after_cap))
+            self.set_crawl_delay(url, delay)
 
     async def _rules_for(self, url: URL) -> _Rules:
         origin = f"{url.scheme}://{url.raw_host}:{url.port}"
@@ -80,13 +86,12 @@ class RobotsCache:
 
     async def _load(self, url: URL) -> _Rules:
         robots_url = url.with_path("/robots.txt")
-        max_bytes = min(ROBOTS_MAX_BYTES, self.fetcher.settings.max_bytes)
         try:
-            answer = await self.fetcher.exchange("GET", robots_url, max_bytes=max_bytes)
+            status, body = await self.fetch_robots(robots_url, self.max_bytes)
         except FetchError:
             return _Rules()
-        if answer.status == 429 or answer.status >= 500:
+        if status == 429 or status >= 500:
             return _Rules(disallow_all=True)
-        if not 200 <= answer.status < 300 or answer.body is None:
+        if not 200 <= status < 300 or body is None:
             return _Rules()
-        return _Rules(Protego.parse(answer.body.decode("utf-8", errors="replace")))
+        return _Rules(Protego.parse(body.decode("utf-8", errors="replace")))

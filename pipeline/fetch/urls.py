@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch.policy import IPAddress, NetworkPolicy
 
 MAX_URL_BYTES = 8 * 1024

@@ -2,7 +2,7 @@
 
 A vendor module implements one or both protocols and registers a ``ProviderSpec`` (a
 factory ``(settings, env) -> provider``) in ``pipeline.providers.registry``. Providers receive
-validated options and may return untrusted data: the kernel (``pipeline.web``) re-validates
+validated options and may return untrusted data: the kernel (``pipeline.agent.kernel``) re-validates
 it. A provider whose capabilities need different setup may add
 ``configured_for(capability) -> bool`` (Jina: the reader works without a key, search not).
 """
@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from pipeline.models import OutputFormat, Record
+from pipeline.core.models import ExtractOptions, Record
 
 TimeRange = Literal["day", "week", "month", "year"]
 
@@ -33,19 +33,11 @@ class SearchOptions(BaseModel):
 
 class SearchPage(BaseModel):
     """A provider's raw answer: rows as the vendor gave them, mapped to dicts with the
-    :class:`~pipeline.models.SearchResult` keys where possible (anything else is kept, so the
+    :class:`~pipeline.core.models.SearchResult` keys where possible (anything else is kept, so the
     kernel's re-validation can fail the search closed), and warnings."""
 
     rows: list[Any] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-
-
-class ExtractOptions(BaseModel):
-    """What every extract call is held to: the output format and the content budget per
-    URL (marker included)."""
-
-    format: OutputFormat = "markdown"
-    max_chars: int = 100_000
 
 
 @runtime_checkable

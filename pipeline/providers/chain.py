@@ -16,14 +16,13 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.settings import Settings
+from pipeline.core.truncate import truncate
 from pipeline.fetch.policy import NetworkPolicy
-from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions
 from pipeline.providers.common import check_page_url
 from pipeline.providers.registry import Capability, Registry, default_registry
-from pipeline.settings import Settings
-from pipeline.truncate import truncate
 
 log = logging.getLogger("pipeline.providers")
 T = TypeVar("T")
@@ -180,7 +179,7 @@ def one_url_extract(extractor: Any, options: ExtractOptions,
     async def extract(url: str) -> Record:
         try:
             target = check_page_url(url, policy)
-            records = await extractor.extract([target], options)
+            records: list[Record] = await extractor.extract([target], options)
         except PipelineError as exc:
             return Record.failure(url, exc.to_info())
         return records[0].model_copy(update={"url": url})

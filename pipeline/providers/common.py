@@ -13,13 +13,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers.decode import clean_text
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.models import ErrorInfo, ErrorKind, ExtractOptions, OutputFormat, Record
+from pipeline.core.truncate import clip_metadata, clip_title, truncate
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.urls import check_target, parse_url
-from pipeline.models import ErrorInfo, ErrorKind, OutputFormat, Record
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.http import VendorError, error_detail
-from pipeline.truncate import clip_metadata, clip_title, truncate
 
 MAX_URL_CHARS = 8192
 _BINARY_SAMPLE = 4096
@@ -94,7 +94,7 @@ def vendor_record(url: str, provider: str, options: ExtractOptions, policy: Netw
     try:
         final = check_page_url(final_url, policy) if final_url else url
     except PipelineError as exc:
-        kind = "blocked" if exc.kind == "blocked" else "invalid_result"
+        kind: ErrorKind = "blocked" if exc.kind == "blocked" else "invalid_result"
         info = ErrorInfo(kind=kind, message=f"{provider}: final URL refused: {exc.message}")
         return Record.failure(url, info, **base)
     if not isinstance(content, str):
@@ -185,7 +185,7 @@ def strip_tags(text: object) -> object:
 
 
 def rename_rows(items: Iterable[Any], **keys: str | tuple[str, ...]) -> list[Any]:
-    """Vendor rows with fields renamed to :class:`~pipeline.models.SearchResult`'s
+    """Vendor rows with fields renamed to :class:`~pipeline.core.models.SearchResult`'s
     (``snippet="content"``; a tuple lists fallbacks). Anything that is not an object passes
     through unchanged, for the kernel to refuse."""
     def pick(row: dict[str, Any], names: str | tuple[str, ...]) -> Any:

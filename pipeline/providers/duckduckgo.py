@@ -14,10 +14,10 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from pipeline.core.settings import Settings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import site_query
 from pipeline.providers.http import HttpProvider, VendorError, join_url
-from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://html.duckduckgo.com"
 _TIME = {"day": "d", "week": "w", "month": "m", "year": "y"}

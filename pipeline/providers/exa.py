@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage, TimeRange
+from pipeline.core.models import ExtractOptions, Record
+from pipeline.providers.base import SearchOptions, SearchPage, TimeRange
 from pipeline.providers.common import (
     dig,
     failed_record,

@@ -1,6 +1,6 @@
 """In-memory providers for tests and for users who inject their own (like httpx's
-``MockTransport``): pass one as ``backend=`` to :func:`pipeline.web.web_search` /
-:func:`pipeline.web.web_extract`, or register it with a :class:`ProviderSpec`.
+``MockTransport``): pass one as ``backend=`` to :func:`pipeline.agent.kernel.web_search` /
+:func:`pipeline.agent.kernel.web_extract`, or register it with a :class:`ProviderSpec`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.errors import PipelineError
-from pipeline.models import ErrorInfo, Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
-from pipeline.truncate import truncate
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ErrorInfo, ExtractOptions, Record
+from pipeline.core.truncate import truncate
+from pipeline.providers.base import SearchOptions, SearchPage
 
 
 class FakeSearchProvider:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.settings import Settings
+from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
     dig,
@@ -34,7 +35,6 @@ from pipeline.providers.http import (
     join_url,
     vendor_reason,
 )
-from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.firecrawl.dev"
 MAX_LIMIT = 100

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Self
 
@@ -18,13 +19,13 @@ import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from yarl import URL
 
-from pipeline.errors import PipelineError, sanitize_message
+from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.settings import Settings
 from pipeline.fetch.failures import dns_retryable
-from pipeline.fetch.mocking import teach_aioresponses
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import SOCKS_SCHEMES, socks_connector
 from pipeline.fetch.retry import RETRYABLE_STATUSES, parse_retry_after, wait_retry_after_or_backoff
-from pipeline.settings import Settings
+from pipeline.fetch.transport import AiohttpTransport, Request, Response, Transport
 
 MAX_VENDOR_BODY = 64 * 1024 * 1024  # vendor answers hold many pages at most; never unbounded
 REASON_CHARS = 120  # a vendor's own words in our messages: enough to act on, never a page
@@ -123,41 +124,45 @@ class VendorClient:
     ``status_causes`` lets a vendor explain a status its own way (SearXNG's 403). ``sleep``
     is injectable so tests can see the waits without waiting. ``total_timeout`` overrides
     the settings' per-request deadline (model calls take longer than page fetches).
+    ``transport`` sends the requests instead of that session
+    (:class:`~pipeline.fetch.transport.FakeTransport` answers without a network); its
+    caller closes it.
     """
 
     def __init__(self, vendor: str, settings: Settings, *,
                  status_causes: Mapping[int, str] | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 max_body: int = MAX_VENDOR_BODY, total_timeout: float | None = None) -> None:
+                 max_body: int = MAX_VENDOR_BODY, total_timeout: float | None = None,
+                 transport: Transport | None = None) -> None:
         self.vendor = vendor
         self.total_timeout = total_timeout or settings.timeout
         self.settings = settings
         self.status_causes = dict(status_causes or {})
         self.max_body = max_body
         self._sleep = sleep
-        self._session: aiohttp.ClientSession | None = None
+        self._transport: Transport | None = transport
+        self._given_transport = transport
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
+    def _get_transport(self) -> Transport:
+        if self._transport is None:
             s = self.settings
             timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=s.connect_timeout,
                                             sock_read=s.read_timeout)
-            teach_aioresponses()  # tests may mock us with aioresponses
             proxy = URL(s.proxy) if s.proxy else None
             socks = proxy is not None and proxy.scheme in SOCKS_SCHEMES
             # --proxy / --trust-env carry vendor calls too (the endpoints are the user's own
             # choice: no policy check here, as for direct calls)
-            self._session = aiohttp.ClientSession(
-                timeout=timeout, headers={"User-Agent": s.user_agent},
+            self._transport = AiohttpTransport(aiohttp.ClientSession(
+                timeout=timeout,
                 connector=socks_connector(proxy) if socks and proxy is not None else None,
-                proxy=None if socks else proxy, trust_env=s.trust_env and proxy is None)
-        return self._session
+                proxy=None if socks else proxy, trust_env=s.trust_env and proxy is None))
+        return self._transport
 
     async def aclose(self) -> None:
         """Close the session (a later request opens a new one)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._transport is not None and self._transport is not self._given_transport:
+            await self._transport.aclose()
+            self._transport = None
 
     async def request_json(self, method: str, url: str, **kwargs: Any) -> Any:
         """Send a request and parse a JSON body; see :meth:`request` for the arguments."""
@@ -188,14 +193,23 @@ class VendorClient:
     async def _once(self, method: str, url: str, *, params: Mapping[str, Any] | None,
                     json_body: Any, data: Mapping[str, str] | None,
                     headers: Mapping[str, str] | None) -> bytes:
-        session = self._get_session()
         try:
-            async with session.request(method, url, params=params, json=json_body, data=data,
-                                       headers=headers, allow_redirects=True) as resp:
+            request = self._request(method, url, params=params, json_body=json_body, data=data,
+                                    headers=headers)
+        except ValueError as exc:  # not a URL yarl can parse
+            raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
+                              fatal=True) from exc
+        transport = self._get_transport()
+        try:
+            resp = await transport.send(request)
+            try:
                 body = await self._read_capped(resp)
-                if 200 <= resp.status < 300:
-                    return body
-                raise self._status_error(resp.status, resp.headers, body)
+                resp.release()
+            finally:
+                resp.close()
+            if 200 <= resp.status < 300:
+                return body
+            raise self._status_error(resp.status, resp.headers, body)
         except VendorError:
             raise
         except TimeoutError as exc:
@@ -210,10 +224,28 @@ class VendorClient:
             raise VendorError(self.vendor, f"network error: {cause}",
                               retryable=retryable) from exc
 
-    async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
+    def _request(self, method: str, url: str, *, params: Mapping[str, Any] | None,
+                 json_body: Any, data: Mapping[str, str] | None,
+                 headers: Mapping[str, str] | None) -> Request:
+        """The request on the wire: the query, the JSON or form body and their type, this
+        client's User-Agent under the caller's headers (as aiohttp would build them)."""
+        sent = {"User-Agent": self.settings.user_agent, **(headers or {})}
+        body = None
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            sent.setdefault("Content-Type", "application/json")
+        elif data is not None:
+            body = urllib.parse.urlencode(data, doseq=True).encode()
+            sent.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        target = URL(url)
+        if params:
+            target = target.extend_query(params)
+        return Request(method, target, sent, body=body, follow_redirects=True)
+
+    async def _read_capped(self, resp: Response) -> bytes:
         chunks: list[bytes] = []
         size = 0
-        async for chunk in resp.content.iter_chunked(64 * 1024):
+        async for chunk in resp.chunks():
             size += len(chunk)
             if size > self.max_body:
                 raise VendorError(self.vendor, f"response larger than {self.max_body} bytes")
@@ -271,7 +303,8 @@ class HttpProvider(OwnsClient):
     A subclass names its environment variables instead of reading them itself:
     ``base_url_env`` (with ``default_base_url`` when the vendor has a public endpoint) gives
     ``self.base_url``, and the first non-blank of ``key_env`` gives ``self.key``. Without an
-    override, the provider is configured when it has a key.
+    override, the provider is configured when it has a key. ``client_options`` go to the
+    :class:`VendorClient` (``transport=FakeTransport(...)`` answers without a network).
     """
 
     name: str = "vendor"
@@ -282,7 +315,8 @@ class HttpProvider(OwnsClient):
     def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
         self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
         self.http = VendorClient(self.name, settings, **client_options)
-        self.base_url = env_value(env, self.base_url_env) or self.default_base_url
+        # "" when neither is set: such a provider is not configured (is_configured says so)
+        self.base_url: str = env_value(env, self.base_url_env) or self.default_base_url or ""
         self.key = env_value(env, *self.key_env)
 
     def is_configured(self) -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.settings import Settings
+from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     dig,
     per_url,
@@ -35,7 +36,6 @@ from pipeline.providers.http import (
     error_detail,
     join_url,
 )
-from pipeline.settings import Settings
 
 DEFAULT_READER_URL = "https://r.jina.ai"
 DEFAULT_SEARCH_URL = "https://s.jina.ai"

@@ -23,19 +23,17 @@ it.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.errors import PipelineError
-from pipeline.settings import Settings
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 
 Capability = Literal["search", "extract"]
 CAPABILITIES: tuple[Capability, ...] = ("search", "extract")
 ProviderFactory = Callable[[Settings, Mapping[str, str]], Any]
-log = logging.getLogger("pipeline.providers")
 
 SEARCH = frozenset({"search"})
 EXTRACT = frozenset({"extract"})
@@ -68,7 +66,7 @@ class ProviderSpec:
 
 def _native(settings: Settings, env: Mapping[str, str]) -> Any:
     try:
-        from pipeline.extract import NativeExtractor  # the engine's pipeline; heavy, so lazy
+        from pipeline.extract.native import NativeExtractor  # the engine's pipeline; heavy, so lazy
     except ImportError as exc:
         raise PipelineError("config", f"provider 'native' is unavailable: {exc}") from exc
     return NativeExtractor(settings)
@@ -206,10 +204,10 @@ class Registry:
                 raise PipelineError("config", self._not_configured(
                     capability, missing, source, settings, env))
             for name in missing:
-                message = (f"{source} names {name!r} but it is not configured "
-                           f"({self.spec(name).hint}); skipped")
-                log.warning(message)
-                warnings.append(message)
+                # a value, not a log line: each surface shows it once (response warnings,
+                # the batch command's stderr unless --quiet)
+                warnings.append(f"{source} names {name!r} but it is not configured "
+                                f"({self.spec(name).hint}); skipped")
             return chosen
 
         own_source = "backend argument" if override is not None else f"{capability}_backend"

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.core.settings import Settings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import rename_rows, results_list, site_query
 from pipeline.providers.http import HttpProvider, join_url
-from pipeline.settings import Settings
 
 JSON_DISABLED = ("JSON output is disabled on this instance: add 'json' to search.formats "
                  "in its settings.yml and restart it")

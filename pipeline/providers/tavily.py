@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.models import Record
-from pipeline.providers.base import ExtractOptions, SearchOptions, SearchPage
+from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.settings import Settings
+from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
     failed_record,
@@ -27,7 +28,6 @@ from pipeline.providers.common import (
     vendor_record,
 )
 from pipeline.providers.http import HttpProvider, join_url, vendor_reason
-from pipeline.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20

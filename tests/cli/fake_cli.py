@@ -7,7 +7,7 @@ import asyncio
 import os
 import sys
 
-from pipeline.cli import main
+from pipeline.cli.command import main
 from pipeline.fetch.base import FetchResult
 
 

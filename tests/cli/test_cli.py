@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import cli, engine
-from tests.cli.conftest import read_records, text_fetcher
+from pipeline.batch import engine
+from pipeline.cli import command as cli
+from tests.support.records import read_records, text_fetcher
 
 URLS = [f"http://example.test/{i}" for i in range(30)]
 
@@ -136,14 +137,14 @@ def test_subcommands_are_dispatched_lazily(monkeypatch, capsys):
     seen = {}
     fake = types.SimpleNamespace(search_main=lambda argv: seen.setdefault("search", argv) and 0,
                                  backends_main=lambda argv: 3)
-    monkeypatch.setitem(sys.modules, "pipeline.cli_search", fake)
+    monkeypatch.setitem(sys.modules, "pipeline.cli.search", fake)
     assert cli.main(["search", "some query", "--limit", "3"]) == 0
     assert seen["search"] == ["some query", "--limit", "3"]
     assert cli.main(["backends"]) == 3
 
 
 def test_missing_subcommand_module_is_a_usage_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "pipeline.mcp_server", None)  # import fails
+    monkeypatch.setitem(sys.modules, "pipeline.cli.mcp", None)  # import fails
     assert cli.main(["mcp"]) == 2
     assert "'mcp' command is not available" in capsys.readouterr().err
 
@@ -169,14 +170,14 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
     # of vendor keys (secrets do not belong on a command line)
     batch_only = {"search_backend", "provider_env"}
     missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
-    assert missing == [], f"add a flag for {missing} in pipeline/cli.py"
+    assert missing == [], f"add a flag for {missing} in pipeline/cli/command.py"
     assert "default: 100000" in flags["max_chars"].help
 
 
 def test_workers_that_cannot_start_stop_the_run_with_exit_2(url_file, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     status = run([str(url_file), "-o", str(out), "--handler",
-                  "tests.engine.faulty_handlers:parent_only"],
+                  "tests.support.faulty_handlers:parent_only"],
                  fetcher=text_fetcher(URLS, media_type="text/html"))
     assert status == 2
     assert "parent_only cannot load in a worker" in capsys.readouterr().err
@@ -232,3 +233,13 @@ def test_an_unreadable_cookie_file_stops_the_run_with_exit_2(url_file, tmp_path,
     assert code == 2
     assert "cannot read cookie file" in captured.err and "Traceback" not in captured.err
     assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_sharded_run_ends_naming_its_parts_and_the_merge_as_invoked(url_file, tmp_path,
+                                                                       monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["/somewhere/pipeline/__main__.py"])
+    out = f"{tmp_path / 'run dir'}/"  # a trailing slash, a space
+    assert run([str(url_file), "-o", out, "--shard", "0/1"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == (f"extract-pipeline: records are in {tmp_path}/run dir/part-*.jsonl; one file "
+                    f"in input order: python -m pipeline merge '{out}' -o OUT.jsonl")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from tests.cli.conftest import read_records
-from tests.engine.conftest import serve
-from tests.engine.faulty_handlers import SPECS
+from tests.support.faulty_handlers import SPECS
+from tests.support.pages import serve
+from tests.support.records import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = ["--allow-net", "127.0.0.1/32", "--rate", "1000", "--per-host", "16"]
@@ -132,7 +132,7 @@ async def test_sigint_then_resume_against_a_slow_server(tmp_path):
 async def test_a_dripping_model_costs_each_url_its_compress_deadline_only(tmp_path):
     """A model endpoint dripping a byte at a time: each URL's compress stage ends at its
     deadline (a compress error counted in elapsed_ms), and the run ends with them."""
-    from tests.test_compress import dripping_model
+    from tests.store.test_compress import dripping_model
 
     app, _ = site()
     async with serve(app) as base, dripping_model() as (model, asked):

@@ -26,8 +26,8 @@ def test_a_run_whose_pages_need_no_pool_never_loads_it(tmp_path):
     (tmp_path / "urls.txt").write_text("http://example.test/a\nhttp://example.test/b\n")
     out = run_python("""
         import sys
-        from pipeline.cli import main
-        from tests.cli.conftest import text_fetcher
+        from pipeline.cli.command import main
+        from tests.support.records import text_fetcher
 
         fetcher = text_fetcher(["http://example.test/a", "http://example.test/b"])
         assert main(["urls.txt", "-o", "out.jsonl", "--quiet"], fetcher=fetcher) == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import read_records
+from tests.support.records import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_CLI = Path(__file__).with_name("fake_cli.py")
@@ -94,3 +94,18 @@ def test_python_dash_m_pipeline_usage_error_exits_2(tmp_path):
                           cwd=ROOT, capture_output=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith("extract-pipeline: error: no such file")
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_an_unconfigured_provider_is_warned_about_once_and_not_under_quiet(url_file, quiet,
+                                                                           monkeypatch):
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    argv = [str(url_file), "-o", os.devnull, "--extract-backend", "tavily",
+            "--extract-backend", "native"]
+    proc = start([*argv, *(["--quiet"] if quiet else [])], 0)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    warned = [line for line in stderr.decode().splitlines() if "not configured" in line]
+    assert warned == ([] if quiet else [
+        "extract-pipeline: warning: extract_backend names 'tavily' but it is not configured "
+        "(set TAVILY_API_KEY); skipped"])

@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 
+from pipeline.core.settings import Settings
 from pipeline.fetch.client import HttpFetcher
-from pipeline.settings import Settings
 
 LOOPBACK = ["127.0.0.1/32"]
 

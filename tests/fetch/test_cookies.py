@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch.cookies import Cookie, CookieFile, parse_line, path_matches
 from pipeline.fetch.credentials import merge_headers, same_host
 

@@ -1,11 +1,10 @@
-"""Applications can mock this library's HTTP with aioresponses, whatever aiohttp needs."""
+"""Tests can mock the fetcher's HTTP with aioresponses (fitted to this aiohttp by conftest)."""
 
 from __future__ import annotations
 
-from aioresponses import aioresponses, core
+from aioresponses import aioresponses
 
 from pipeline.fetch.client import HttpFetcher
-from pipeline.fetch.mocking import teach_aioresponses
 from tests.fetch.conftest import fast_settings
 
 
@@ -18,12 +17,3 @@ async def test_the_fetcher_answers_from_aioresponses():
             result = await fetcher.fetch("http://127.0.0.1:9/page")
     assert result.status == 200 and result.body == b"<p>mocked page</p>"
 
-
-def test_a_response_class_chosen_by_the_test_is_left_alone(monkeypatch):
-    class Chosen(core.ClientResponse):
-        pass
-
-    monkeypatch.setattr(core, "ClientResponse", Chosen)
-    teach_aioresponses()
-    teach_aioresponses()
-    assert core.ClientResponse is Chosen

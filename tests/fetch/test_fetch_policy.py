@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 from pipeline.fetch import NetworkPolicy
-from pipeline.settings import Settings
 
 
 @pytest.mark.parametrize("address, label", [

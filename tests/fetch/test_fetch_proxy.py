@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch import FetchError, HttpFetcher
 from tests.fetch.test_fetch_resolver import FakeResolver
-from tests.forward_proxy import forward_proxy
+from tests.support.forward_proxy import forward_proxy
 
 pytestmark = pytest.mark.usefixtures("connect_log")
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from yarl import URL
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.fetch import normalize_url
 from pipeline.fetch.urls import MAX_URL_BYTES, parse_ipv4_host, resolve_location
 

@@ -4,7 +4,7 @@ import pytest
 
 from handlers.html import HTML_HANDLER
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 
 def run(title: str, body: str):

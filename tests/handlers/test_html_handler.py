@@ -5,7 +5,7 @@ import pytest
 from handlers import default_registry
 from handlers.html import HTML_HANDLER
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 PARA = (
     "This paragraph is the body of the article, long enough to be scored as real content, "

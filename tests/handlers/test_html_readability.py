@@ -8,12 +8,12 @@ import pytest
 
 from handlers.html import HTML_HANDLER
 from handlers.registry import HandlerContext
-from pipeline import cli
-from pipeline.errors import PipelineError
-from pipeline.mcp_server import build_parser as mcp_parser
-from pipeline.settings import Settings
-from pipeline.web import web_extract
-from tests.cli.conftest import read_records, text_fetcher
+from pipeline.agent.kernel import web_extract
+from pipeline.cli import command as cli
+from pipeline.cli.mcp import build_parser as mcp_parser
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
+from tests.support.records import read_records, text_fetcher
 
 PARA = ("The council met on Tuesday to discuss the new bridge, which has been delayed twice, "
         "and agreed to publish the engineers' report before the summer recess. ")
@@ -100,7 +100,7 @@ def test_mcp_server_takes_the_option():
 
 
 def test_cached_texts_are_kept_apart_per_extractor():
-    from pipeline.paging import text_identity
+    from pipeline.store.paging import text_identity
 
     assert (text_identity(Settings(html_extractor="readability"), ["native"])
             != text_identity(Settings(), ["native"]))

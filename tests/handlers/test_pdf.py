@@ -12,7 +12,7 @@ import pytest
 import handlers.pdf as pdf_module
 from handlers.pdf import PDF_HANDLER, pdf_date
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

@@ -10,7 +10,7 @@ import pytest
 from handlers.pdf import PDF_HANDLER
 from handlers.pdf_bounds import check_inflated_size, inflated_size
 from handlers.registry import HandlerContext
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from tests.hostile.zoo import _pdf_bomb
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -17,7 +17,7 @@ from handlers.registry import HandlerContext, HandlerRegistry, load_entry_point_
 
 PLUGIN_MODULE = '''
 from dataclasses import dataclass
-from pipeline.models import Document
+from pipeline.core.models import Document
 
 @dataclass(frozen=True)
 class ShoutHandler:

@@ -17,8 +17,8 @@ from handlers.pdf import PDF_HANDLER
 from handlers.registry import HandlerContext, HandlerRegistry
 from handlers.sniff import classify
 from handlers.xml import XML_HANDLER
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 
 @dataclass(frozen=True)

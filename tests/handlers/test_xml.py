@@ -11,8 +11,8 @@ import pytest
 import handlers
 from handlers.registry import HandlerContext, HandlerRegistry
 from handlers.xml import XML_HANDLER
-from pipeline.errors import PipelineError
-from pipeline.models import Document
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import Document
 
 RSS = b"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.truncate import METADATA_CHARS, TITLE_CHARS
+from pipeline.core.truncate import METADATA_CHARS, TITLE_CHARS
 from tests.hostile.zoo import MAX_BYTES, OK
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from pipeline import web_extract
-from pipeline.settings import Settings
-from pipeline.truncate import METADATA_CHARS, TITLE_CHARS
+from pipeline.core.settings import Settings
+from pipeline.core.truncate import METADATA_CHARS, TITLE_CHARS
 from tests.hostile.zoo import MAX_BYTES, OK
 
 MAX_CHARS = 20_000

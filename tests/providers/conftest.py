@@ -1,14 +1,6 @@
 import pytest
 
-from pipeline.settings import Settings
-from tests.scripted_server import ScriptedServer
-
-
-@pytest.fixture
-async def server():
-    srv = await ScriptedServer().start()
-    yield srv
-    await srv.close()
+from pipeline.core.settings import Settings
 
 
 @pytest.fixture

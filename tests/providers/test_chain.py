@@ -4,13 +4,13 @@ import asyncio
 
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.providers.base import ExtractOptions
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions
+from pipeline.core.settings import Settings
 from pipeline.providers.chain import ProviderChain, open_chain, open_extractor
 from pipeline.providers.fake import FakeExtractProvider
 from pipeline.providers.http import VendorError
 from pipeline.providers.registry import EXTRACT, ProviderSpec, Registry
-from pipeline.settings import Settings
 
 OPTS = ExtractOptions(max_chars=500)
 URL = "https://a.example/"

@@ -2,10 +2,10 @@
 
 import pytest
 
+from pipeline.core.settings import Settings
 from pipeline.providers.http import VendorClient, VendorError, join_url
-from pipeline.settings import Settings
-from tests.forward_proxy import forward_proxy
-from tests.scripted_server import reply_json, reply_slow, reply_text
+from tests.support.forward_proxy import forward_proxy
+from tests.support.scripted_server import reply_json, reply_slow, reply_text
 
 
 def client(settings, sleeps, **kw):

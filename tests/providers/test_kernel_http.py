@@ -2,10 +2,10 @@
 
 import pytest
 
-from pipeline.settings import Settings
-from pipeline.web import web_extract, web_search
+from pipeline.agent.kernel import web_extract, web_search
+from pipeline.core.settings import Settings
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_PAGE
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 KEYS = ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY",
         "FIRECRAWL_API_KEY", "FIRECRAWL_API_URL", "JINA_API_KEY", "SEARXNG_URL")

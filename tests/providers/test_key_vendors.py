@@ -3,14 +3,15 @@
 import pytest
 from aiohttp import web
 
-from pipeline.errors import PipelineError
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions
+from pipeline.core.settings import Settings
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.exa import ExaProvider
 from pipeline.providers.firecrawl import FirecrawlProvider
 from pipeline.providers.jina import JinaProvider
 from pipeline.providers.tavily import TavilyProvider
-from pipeline.settings import Settings
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 OPTS = ExtractOptions(format="markdown", max_chars=1000)
 A, B, C = "https://a.example/", "https://b.example/doc", "https://c.example/"

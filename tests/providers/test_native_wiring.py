@@ -1,11 +1,11 @@
 """The native extract provider (our own pipeline) behind the registry and the kernel."""
 
-from pipeline.providers.base import ExtractOptions
+from pipeline.agent.kernel import web_extract
+from pipeline.core.models import ExtractOptions
+from pipeline.core.settings import Settings
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import default_registry
-from pipeline.settings import Settings
-from pipeline.web import web_extract
-from tests.scripted_server import reply_text
+from tests.support.scripted_server import reply_text
 
 PAGE = """<!DOCTYPE html><html><head><title>Native page</title></head><body>
 <nav>Home | About</nav><article><h1>Native page</h1>

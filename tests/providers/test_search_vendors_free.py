@@ -2,14 +2,14 @@
 
 import pytest
 
-from pipeline.errors import PipelineError
+from pipeline.core.errors import PipelineError
 from pipeline.providers.base import SearchOptions
 from pipeline.providers.brave import BraveProvider
 from pipeline.providers.brave import search_lang as brave_search_lang
 from pipeline.providers.duckduckgo import DuckDuckGoProvider, unwrap_link
 from pipeline.providers.searxng import SearxngProvider
 from tests.providers.vendor_answers import BRAVE_ANSWER, DDG_EMPTY, DDG_PAGE, SEARX_ANSWER
-from tests.scripted_server import reply_json, reply_text
+from tests.support.scripted_server import reply_json, reply_text
 
 
 @pytest.fixture

@@ -1,14 +1,17 @@
-"""Every key vendor at its real, default endpoint (aioresponses: nothing leaves the process)
-answering with the shapes its documentation shows; each test asserts the documented request
-(method, URL, auth header, body fields) and how the answer is read."""
+"""Every key vendor at its real, default endpoint (a fake transport: nothing leaves the
+process) answering with the shapes its documentation shows; each test asserts the documented
+request (method, URL, auth header, body fields) and how the answer is read."""
 
+import json
 import re
 
+import aiohttp
 import pytest
-from aioresponses import aioresponses
 
-from pipeline.errors import PipelineError
-from pipeline.providers.base import ExtractOptions, SearchOptions
+from pipeline.core.errors import PipelineError
+from pipeline.core.models import ExtractOptions
+from pipeline.fetch.transport import FakeResponse, FakeTransport, Request
+from pipeline.providers.base import SearchOptions
 from pipeline.providers.brave import BraveProvider
 from pipeline.providers.common import url_matcher
 from pipeline.providers.exa import ExaProvider
@@ -22,27 +25,56 @@ OPTS = ExtractOptions(format="markdown", max_chars=2000)
 BRAVE_URL = re.compile(r"^https://api\.search\.brave\.com/res/v1/web/search\?")
 
 
+class Vendors:
+    """Canned vendor answers behind a :class:`FakeTransport`: each one registered answers
+    one matching request, in the order registered; a request nothing answers fails as a
+    refused connection would."""
+
+    def __init__(self):
+        self.answers = []
+        self.transport = FakeTransport(self._answer)
+
+    def get(self, url, **answer):
+        self.answers.append(("GET", url, answer))
+
+    def post(self, url, **answer):
+        self.answers.append(("POST", url, answer))
+
+    def _answer(self, request: Request) -> FakeResponse:
+        bare = str(request.url.with_query(None))
+        for place, (method, url, answer) in enumerate(self.answers):
+            matches = (url.match(str(request.url)) if isinstance(url, re.Pattern)
+                       else url in (bare, str(request.url)))
+            if method == request.method and matches:
+                del self.answers[place]
+                headers = {"Content-Type": "application/json", **answer.get("headers", {})}
+                return FakeResponse(answer.get("status", 200), headers,
+                                    json.dumps(answer["payload"]).encode())
+        raise aiohttp.ClientConnectionError(f"no answer for {request.method} {request.url}")
+
+
 @pytest.fixture
 def mocked():
-    with aioresponses() as mock:  # an unregistered URL fails: no request reaches a network
-        yield mock
+    return Vendors()
 
 
-def calls(mock, method):
-    """``(url, kwargs)`` of every request sent with ``method``, in order."""
-    return [(str(url), call.kwargs) for (verb, url), seen in mock.requests.items()
-            if verb == method for call in seen]
+def calls(vendors, method):
+    """``(url, sent)`` of every request sent with ``method``, in order: ``sent`` holds its
+    ``headers``, its query as ``params`` and its JSON body as ``json``."""
+    return [(str(request.url), {"headers": request.headers, "params": dict(request.url.query),
+                                "json": json.loads(request.body) if request.body else None})
+            for request in vendors.transport.requests if request.method == method]
 
 
-def provider(cls, settings, sleeps, **env):
-    return cls(settings, env, sleep=sleeps)
+def provider(vendors, cls, settings, sleeps, **env):
+    return cls(settings, env, sleep=sleeps, transport=vendors.transport)
 
 
 # --------------------------------------------------------------------------- Brave
 
 async def test_brave_documented_request(mocked, settings, sleeps):
     mocked.get(BRAVE_URL, payload=va.BRAVE_ANSWER)
-    async with provider(BraveProvider, settings, sleeps, BRAVE_API_KEY="BSA-k") as brave:
+    async with provider(mocked, BraveProvider, settings, sleeps, BRAVE_API_KEY="BSA-k") as brave:
         page = await brave.search("rust async", SearchOptions(
             max_results=5, time_range="week", region="gb", language="en-GB"))
     [(url, sent)] = calls(mocked, "GET")
@@ -57,7 +89,7 @@ async def test_brave_documented_request(mocked, settings, sleeps):
 
 async def test_brave_no_web_key_is_no_results(mocked, settings, sleeps):
     mocked.get(BRAVE_URL, payload=va.BRAVE_NO_RESULTS)
-    async with provider(BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
+    async with provider(mocked, BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
         page = await brave.search("zzqx", SearchOptions())
     assert page.rows == [] and page.warnings == []
 
@@ -67,7 +99,7 @@ async def test_brave_per_second_limit_waits_for_its_reset(mocked, settings, slee
         "X-RateLimit-Limit": "1, 15000", "X-RateLimit-Remaining": "0, 14000",
         "X-RateLimit-Reset": "1, 1419704"})
     mocked.get(BRAVE_URL, payload=va.BRAVE_ANSWER)
-    async with provider(BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
+    async with provider(mocked, BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
         page = await brave.search("q", SearchOptions())
     assert sleeps.waits == [1.0] and len(page.rows) == 2
 
@@ -75,7 +107,7 @@ async def test_brave_per_second_limit_waits_for_its_reset(mocked, settings, slee
 async def test_brave_monthly_quota_fails_without_retrying(mocked, settings, sleeps):
     mocked.get(BRAVE_URL, status=429, payload=va.BRAVE_RATE_LIMITED, headers={
         "X-RateLimit-Remaining": "1, 0", "X-RateLimit-Reset": "1, 1419704"})
-    async with provider(BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
+    async with provider(mocked, BraveProvider, settings, sleeps, BRAVE_API_KEY="k") as brave:
         with pytest.raises(PipelineError, match="quota exhausted") as info:
             await brave.search("q", SearchOptions())
     assert info.value.fatal and not info.value.retryable
@@ -87,7 +119,8 @@ async def test_brave_monthly_quota_fails_without_retrying(mocked, settings, slee
 
 async def test_tavily_documented_search(mocked, settings, sleeps):
     mocked.post("https://api.tavily.com/search", payload=va.TAVILY_SEARCH)
-    async with provider(TavilyProvider, settings, sleeps, TAVILY_API_KEY="tvly-k") as tavily:
+    async with provider(mocked, TavilyProvider, settings, sleeps,
+                        TAVILY_API_KEY="tvly-k") as tavily:
         page = await tavily.search("who is Leo Messi?", SearchOptions(
             max_results=2, time_range="month", include_domains=["wikipedia.org"]))
     [(url, sent)] = calls(mocked, "POST")
@@ -107,7 +140,8 @@ async def test_tavily_documented_extract(mocked, settings, sleeps):
     # asked with a trailing slash: Tavily echoes the URL it read, matched all the same
     ai = "https://en.wikipedia.org/wiki/Artificial_intelligence/"
     urls = [ai, "https://unreachable.example/", "https://never.example/"]
-    async with provider(TavilyProvider, settings, sleeps, TAVILY_API_KEY="tvly-k") as tavily:
+    async with provider(mocked, TavilyProvider, settings, sleeps,
+                        TAVILY_API_KEY="tvly-k") as tavily:
         records = await tavily.extract(urls, OPTS)
     [(url, sent)] = calls(mocked, "POST")
     assert url == "https://api.tavily.com/extract"
@@ -121,7 +155,7 @@ async def test_tavily_documented_extract(mocked, settings, sleeps):
 async def test_tavily_failed_results_as_bare_urls(mocked, settings, sleeps):
     mocked.post("https://api.tavily.com/extract",
                 payload={"results": [], "failed_results": ["https://a.example/"]})
-    async with provider(TavilyProvider, settings, sleeps, TAVILY_API_KEY="k") as tavily:
+    async with provider(mocked, TavilyProvider, settings, sleeps, TAVILY_API_KEY="k") as tavily:
         [record] = await tavily.extract(["https://a.example/"], OPTS)
     assert record.error.kind == "provider"
     assert record.error.message == "tavily: extraction failed"
@@ -135,7 +169,7 @@ async def test_tavily_failed_results_as_bare_urls(mocked, settings, sleeps):
 async def test_tavily_account_errors_fail_the_provider(mocked, settings, sleeps, status, body,
                                                        message):
     mocked.post("https://api.tavily.com/search", status=status, payload=body)
-    async with provider(TavilyProvider, settings, sleeps, TAVILY_API_KEY="k") as tavily:
+    async with provider(mocked, TavilyProvider, settings, sleeps, TAVILY_API_KEY="k") as tavily:
         with pytest.raises(PipelineError, match=message) as info:
             await tavily.search("q", SearchOptions())
     assert info.value.kind == "provider" and info.value.fatal and not info.value.retryable
@@ -151,7 +185,7 @@ async def test_tavily_account_errors_fail_the_provider(mocked, settings, sleeps,
 async def test_a_200_with_an_error_body_is_a_provider_error(mocked, settings, sleeps, cls, key,
                                                             url, payload, message):
     mocked.post(url, payload=payload)
-    async with provider(cls, settings, sleeps, **{key: "k"}) as vendor:
+    async with provider(mocked, cls, settings, sleeps, **{key: "k"}) as vendor:
         with pytest.raises(PipelineError, match=message) as info:
             await vendor.search("q", SearchOptions())
     assert info.value.kind == "provider"
@@ -161,7 +195,7 @@ async def test_a_200_with_an_error_body_is_a_provider_error(mocked, settings, sl
 
 async def test_exa_documented_search(mocked, settings, sleeps):
     mocked.post("https://api.exa.ai/search", payload=va.EXA_SEARCH)
-    async with provider(ExaProvider, settings, sleeps, EXA_API_KEY="exa-k") as exa:
+    async with provider(mocked, ExaProvider, settings, sleeps, EXA_API_KEY="exa-k") as exa:
         page = await exa.search("LLM overview", SearchOptions(
             max_results=7, include_domains=["arxiv.org"], time_range="year", region="fr",
             language="fr"))
@@ -182,7 +216,7 @@ async def test_exa_documented_search(mocked, settings, sleeps):
 async def test_exa_documented_contents(mocked, settings, sleeps):
     mocked.post("https://api.exa.ai/contents", payload=va.EXA_CONTENTS)
     urls = ["https://arxiv.org/abs/2307.06435", "https://gone.example/"]
-    async with provider(ExaProvider, settings, sleeps, EXA_API_KEY="exa-k") as exa:
+    async with provider(mocked, ExaProvider, settings, sleeps, EXA_API_KEY="exa-k") as exa:
         records = await exa.extract(urls, OPTS)
     [(url, sent)] = calls(mocked, "POST")
     assert url == "https://api.exa.ai/contents" and sent["headers"]["x-api-key"] == "exa-k"
@@ -193,7 +227,7 @@ async def test_exa_documented_contents(mocked, settings, sleeps):
 
 async def test_exa_402_is_fatal_with_exas_words(mocked, settings, sleeps):
     mocked.post("https://api.exa.ai/contents", status=402, payload=va.EXA_NO_CREDITS)
-    async with provider(ExaProvider, settings, sleeps, EXA_API_KEY="k") as exa:
+    async with provider(mocked, ExaProvider, settings, sleeps, EXA_API_KEY="k") as exa:
         with pytest.raises(PipelineError, match=r"payment required \(HTTP 402\) \(Account"):
             await exa.extract(["https://a.example/"], OPTS)
 
@@ -202,7 +236,8 @@ async def test_exa_402_is_fatal_with_exas_words(mocked, settings, sleeps):
 
 async def test_firecrawl_documented_v2_search(mocked, settings, sleeps):
     mocked.post("https://api.firecrawl.dev/v2/search", payload=va.FIRECRAWL_SEARCH_V2)
-    async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="fc-k") as fc:
+    async with provider(mocked, FirecrawlProvider, settings, sleeps,
+                        FIRECRAWL_API_KEY="fc-k") as fc:
         page = await fc.search("firecrawl", SearchOptions(max_results=4, time_range="day",
                                                           region="de"))
     [(url, sent)] = calls(mocked, "POST")
@@ -215,7 +250,7 @@ async def test_firecrawl_documented_v2_search(mocked, settings, sleeps):
 
 async def test_firecrawl_v1_search_shape(mocked, settings, sleeps):
     mocked.post("https://api.firecrawl.dev/v1/search", payload=va.FIRECRAWL_SEARCH_V1)
-    async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="fc-k",
+    async with provider(mocked, FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="fc-k",
                         FIRECRAWL_API_VERSION="v1") as fc:
         page = await fc.search("firecrawl", SearchOptions())
     assert [row["url"] for row in page.rows] == ["https://www.firecrawl.dev/"]
@@ -225,14 +260,15 @@ async def test_firecrawl_v1_search_shape(mocked, settings, sleeps):
                                     {"success": True, "data": {"web": []}}])
 async def test_firecrawl_empty_search(mocked, settings, sleeps, answer):
     mocked.post("https://api.firecrawl.dev/v2/search", payload=answer)
-    async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="k") as fc:
+    async with provider(mocked, FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="k") as fc:
         assert (await fc.search("zzqx", SearchOptions())).rows == []
 
 
 async def test_firecrawl_documented_scrape(mocked, settings, sleeps):
     mocked.post("https://api.firecrawl.dev/v2/scrape", payload=va.FIRECRAWL_SCRAPE)
     mocked.post("https://api.firecrawl.dev/v2/scrape", payload=va.FIRECRAWL_SCRAPE_404)
-    async with provider(FirecrawlProvider, settings, sleeps, FIRECRAWL_API_KEY="fc-k") as fc:
+    async with provider(mocked, FirecrawlProvider, settings, sleeps,
+                        FIRECRAWL_API_KEY="fc-k") as fc:
         # one at a time, so the answers go to the URLs in order
         [page] = await fc.extract(["https://example.com"], OPTS)
         [missing] = await fc.extract(["https://example.com/missing"], OPTS)
@@ -252,7 +288,7 @@ async def test_firecrawl_documented_scrape(mocked, settings, sleeps):
 
 async def test_jina_documented_search(mocked, settings, sleeps):
     mocked.post("https://s.jina.ai/", payload=va.JINA_SEARCH)
-    async with provider(JinaProvider, settings, sleeps, JINA_API_KEY="jina_k") as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps, JINA_API_KEY="jina_k") as jina:
         page = await jina.search("jina", SearchOptions(
             max_results=3, include_domains=["jina.ai"], region="us", language="en-US",
             time_range="day"))
@@ -271,14 +307,14 @@ async def test_jina_documented_search(mocked, settings, sleeps):
 
 async def test_jina_search_without_results_is_empty(mocked, settings, sleeps):
     mocked.post("https://s.jina.ai/", status=422, payload=va.JINA_NO_RESULTS)
-    async with provider(JinaProvider, settings, sleeps, JINA_API_KEY="k") as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps, JINA_API_KEY="k") as jina:
         page = await jina.search("zzqx", SearchOptions())
     assert page.rows == []
 
 
 async def test_jina_documented_reader(mocked, settings, sleeps):
     mocked.post("https://r.jina.ai/", payload=va.JINA_READ)
-    async with provider(JinaProvider, settings, sleeps, JINA_API_KEY="jina_k") as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps, JINA_API_KEY="jina_k") as jina:
         [record] = await jina.extract(["https://example.com/"], OPTS)
     [(url, sent)] = calls(mocked, "POST")
     assert url == "https://r.jina.ai/" and sent["json"] == {"url": "https://example.com/"}
@@ -289,7 +325,7 @@ async def test_jina_documented_reader(mocked, settings, sleeps):
 
 async def test_jina_reader_text_format_reads_the_text_field(mocked, settings, sleeps):
     mocked.post("https://r.jina.ai/", payload=va.JINA_READ_TEXT)
-    async with provider(JinaProvider, settings, sleeps) as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps) as jina:
         [record] = await jina.extract(["https://example.com/"],
                                       ExtractOptions(format="text", max_chars=500))
     [(_, sent)] = calls(mocked, "POST")
@@ -301,7 +337,7 @@ async def test_jina_reader_text_format_reads_the_text_field(mocked, settings, sl
 
 async def test_jina_bad_key_fails_the_provider(mocked, settings, sleeps):
     mocked.post("https://r.jina.ai/", status=401, payload=va.JINA_UNAUTHORIZED)
-    async with provider(JinaProvider, settings, sleeps, JINA_API_KEY="bad") as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps, JINA_API_KEY="bad") as jina:
         with pytest.raises(PipelineError, match=r"invalid or expired key \(HTTP 401\) \(Invalid"):
             await jina.extract(["https://example.com/"], OPTS)
 
@@ -309,7 +345,7 @@ async def test_jina_bad_key_fails_the_provider(mocked, settings, sleeps):
 async def test_jina_reader_error_body_with_200(mocked, settings, sleeps):
     mocked.post("https://r.jina.ai/", payload={"code": 422, "data": None,
                                                "message": "Failed to goto https://x.example/"})
-    async with provider(JinaProvider, settings, sleeps) as jina:
+    async with provider(mocked, JinaProvider, settings, sleeps) as jina:
         [record] = await jina.extract(["https://x.example/"], OPTS)
     assert record.error.kind == "provider"
     assert record.error.message == "jina: error answer: Failed to goto https://x.example/"

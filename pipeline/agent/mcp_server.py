@@ -1,0 +1,87 @@
+"""The MCP server: serves ``web_search`` and ``web_extract`` over stdio with the official
+``mcp`` SDK (the ``[mcp]`` extra); ``python -m pipeline mcp`` (:mod:`pipeline.cli.mcp`) runs it.
+
+It runs the library's own kernel with the same settings (flags > ``PIPELINE_*`` environment >
+config file) and the same safety policy. Answers are markdown rendered for a model, wrapped
+in the untrusted-content envelope unless ``--no-envelope``. Stdout carries the protocol only;
+logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pipeline.agent.tools import ToolSpec, answer, unknown_tool
+from pipeline.core.settings import Settings
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+SERVER_NAME = "extract-pipeline"
+INSTRUCTIONS = (
+    "web_search finds pages (title, URL, snippet); web_extract reads pages as clean markdown. "
+    "A cut page gives a next offset: call web_extract again with that offset to read on."
+)
+
+log = logging.getLogger(__name__)
+
+
+def build_server(
+    specs: Sequence[ToolSpec], settings: Settings | None = None, *, untrusted: bool = True
+) -> Server[Any]:
+    """A low-level MCP ``Server`` exposing ``specs``; raises ``ModuleNotFoundError`` when the
+    SDK is missing. Tool failures are answers (``isError``), never protocol errors."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    by_name = {spec.name: spec for spec in specs}
+    listed = [
+        types.Tool.model_validate(
+            {
+                **spec.definition("mcp"),
+                "annotations": {"readOnlyHint": True, "openWorldHint": True},
+            }
+        )
+        for spec in specs
+    ]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = by_name.get(params.name)
+        try:
+            if spec is None:
+                text, failed = unknown_tool(params.name, by_name), True
+            else:
+                text, failed = await answer(spec, params.arguments, settings,
+                                            untrusted=untrusted)
+        except Exception as exc:  # every call gets an answer, even after a bug of ours
+            log.exception("tool call failed")
+            text, failed = f"The call failed: internal error ({type(exc).__name__}).", True
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=failed
+        )
+
+    from pipeline import __version__
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` on this process's stdin/stdout until the client hangs up."""
+    from mcp.server.stdio import stdio_server
+
+    from pipeline.agent.mcp_frames import LenientFrames
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(LenientFrames(read_stream), write_stream,
+                         server.create_initialization_options())

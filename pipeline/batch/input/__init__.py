@@ -1,0 +1,1 @@
+"""What a run reads: URL lines, tables, sitemaps and feeds, as numbered items."""

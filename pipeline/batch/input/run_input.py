@@ -1,0 +1,82 @@
+"""What a batch run reads: a list or table of URLs (or none), then the links of the
+sitemaps and feeds it names, numbered as one input. Plain values, cheap to import (the
+command line builds them) and picklable."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from pipeline.batch.input.items import InputItem, open_input
+from pipeline.batch.input.tables import read_input
+from pipeline.fetch.local_files import LocalFiles
+
+DEFAULT_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class ExpandOptions:
+    """The sitemap and feed roots of a run and the bounds of their expansion."""
+
+    sitemaps: tuple[str, ...] = ()
+    feeds: tuple[str, ...] = ()
+    max_urls: int | None = None
+    max_depth: int = DEFAULT_DEPTH
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    same_host: bool = False
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        return self.sitemaps + self.feeds
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A run's input: ``path`` (``-``: stdin; None: no list) in ``format``, then the roots
+    of ``expand``; ``local_files`` when ``--allow-files`` allows them."""
+
+    path: str | None = None
+    format: str = "lines"
+    url_column: str | None = None
+    expand: ExpandOptions = field(default_factory=ExpandOptions)
+    local_files: LocalFiles | None = None
+
+    @contextlib.contextmanager
+    def file_items(self) -> Iterator[Iterator[InputItem]]:
+        """The list's items (none without a list); the file is closed after."""
+        if self.path is None:
+            yield iter(())
+            return
+        source = open_input(self.path)
+        try:
+            items = read_input(source, self.format, self.url_column)
+            yield items if self.local_files is not None else _without_files(items)
+        finally:
+            if source is not sys.stdin.buffer:
+                source.close()
+
+    def count(self) -> int | None:
+        """Items in a regular file with nothing to expand (one streamed pass), else None."""
+        if self.expand.roots or self.path is None or self.path == "-" \
+                or not stat.S_ISREG(os.stat(self.path).st_mode):
+            return None
+        with self.file_items() as items:
+            return sum(1 for _ in items)
+
+
+def _without_files(items: Iterator[InputItem]) -> Iterator[InputItem]:
+    """Items that name a local file, refused here with the flag that would read them."""
+    for item in items:
+        if item.problem is None and item.url and LocalFiles.claims(item.url):
+            if item.url[:5].lower() == "file:":
+                item = replace(item, problem="file: URLs are read only with --allow-files DIR",
+                               problem_kind="blocked")
+            else:
+                item = replace(item, problem="not a URL (no http:// or https://); a local "
+                               "file is read only with --allow-files DIR")
+        yield item

@@ -1,0 +1,190 @@
+"""A batch run in this process: input items (and the URLs of its sitemaps and feeds) through
+the engine into a JSONL or Parquet sink.
+
+:func:`extract_items` is the engine with its handler pool, providers and stop signals; it
+serves the plain command (:func:`run_batch`: one input, one output file or stdout) and each
+shard of a sharded run (:mod:`pipeline.batch.shards.shard_run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from handlers import HandlerRegistry
+from pipeline.batch.engine import BatchEngine, Summary, calm_collector
+from pipeline.batch.extract_stage import batch_extract
+from pipeline.batch.input.expand import Expander
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.run_input import ExpandOptions, RunInput
+from pipeline.batch.input.sources import document_fetcher, run_batches, say
+from pipeline.batch.output.parquet_sink import is_parquet
+from pipeline.batch.output.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.batch.pool import ProcessRunner
+from pipeline.batch.progress import ProgressBar
+from pipeline.core.errors import PROG, PipelineError, UsageError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
+from pipeline.extract.native import NativeExtractor, load_registry
+from pipeline.fetch.base import Fetcher
+from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.local_files import LocalFiles
+
+if TYPE_CHECKING:
+    from pipeline.batch.output.parquet_sink import ParquetSink
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+OnRecord = Callable[[Record, Summary], None]
+
+
+def scan_output(path: str) -> tuple[DoneSet, int]:
+    """What an earlier run wrote to ``path`` (see :func:`pipeline.batch.output.sinks.scan_done`)."""
+    if is_parquet(path):
+        from pipeline.batch.output.parquet_sink import scan_parquet
+
+        return scan_parquet(path)
+    try:
+        return scan_done(path)
+    except OSError as exc:
+        raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
+    """What a resumed run found in its output, for stderr."""
+    return (f"resuming: {len(done)} records already in {path}"
+            + (f" (dropped a torn last line of {dropped} bytes)" if dropped else "")
+            + (f"; {done.invalid} lines are not whole records: their URLs are done again "
+               "(the lines stay)" if done.invalid else ""))
+
+
+def open_sink(path: str | os.PathLike[str] | None, *,
+              append: bool) -> JsonlSink | ParquetSink:
+    """A sink writing to ``path`` (stdout when None), chosen by its suffix: JSONL, or Parquet
+    for ``.parquet``; a ``UsageError`` if it cannot open."""
+    if path is None:
+        return JsonlSink(sys.stdout.buffer, background=True)
+    if is_parquet(path):
+        from pipeline.batch.output.parquet_sink import ParquetSink
+
+        return ParquetSink(path, append=append)
+    try:
+        return JsonlSink.open(path, append=append, background=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], None]:
+    """The signals set ``stop``; a second one ends at once. Returns the undo."""
+    loop = asyncio.get_running_loop()
+    signals = tuple(signals)
+
+    def on_signal() -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    for number in signals:
+        loop.add_signal_handler(number, on_signal)
+
+    def undo() -> None:
+        for number in signals:
+            loop.remove_signal_handler(number)
+
+    return undo
+
+
+@dataclass
+class RunOutput:
+    """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
+    names the records it held already (``--resume``; None: start afresh)."""
+
+    write: Callable[[Record], None]
+    close: Callable[[], None]
+    done: DoneSet | None = None
+
+
+async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
+                        settings: Settings, *, registry: HandlerRegistry,
+                        fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
+                        signals: Iterable[int] = STOP_SIGNALS,
+                        expand: ExpandOptions | None = None,
+                        local_files: LocalFiles | None = None) -> Summary:
+    """One record per item to the output (items it holds already are skipped), then one per
+    URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
+    stops the run. ``open_output`` is called last, once the fetcher, providers and
+    compressor are open: what they find wrong costs the output nothing. Raises
+    ``PipelineError('config')`` when the handler workers cannot start."""
+    stop = asyncio.Event()
+    start_failures: list[PipelineError] = []
+
+    def stop_on_start_failure(error: PipelineError) -> None:
+        start_failures.append(error)  # workers that cannot start: config, exit 2
+        stop.set()
+
+    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
+                           on_start_failure=stop_on_start_failure)
+    async with contextlib.AsyncExitStack() as fetchers:
+        expander = None
+        if expand is not None and expand.roots:
+            documents = fetcher
+            if fetcher is None:  # two fetchers, one per-host budget
+                fetcher = await fetchers.enter_async_context(
+                    HttpFetcher(settings, early_reject=registry.rejects_early))
+                documents = await fetchers.enter_async_context(
+                    document_fetcher(settings, fetcher.gate))
+            assert documents is not None
+            expander = Expander(expand, documents, settings.max_bytes)
+        native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
+                                 local_files=local_files)
+        async with batch_extract(settings, native) as extract:
+            output = open_output()
+            try:
+                engine = BatchEngine(settings, extract, output.write, done=output.done or None,
+                                     on_record=on_record)
+                undo = _install_stop(stop, signals)
+                try:
+                    with calm_collector():
+                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
+                            summary = await engine.run(batches, stop)
+                finally:
+                    undo()
+            finally:
+                output.close()
+    if start_failures:
+        raise start_failures[0]
+    if expander is not None:
+        say(settings, expander.stats.describe(expander.options))
+    return summary
+
+
+async def run_batch(args: argparse.Namespace, settings: Settings, *,
+                    fetcher: Fetcher | None = None) -> Summary:
+    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None),
+    checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
+    registry = load_registry(settings)
+    run_input: RunInput = args.run_input
+    with contextlib.ExitStack() as cleanup:
+        items = cleanup.enter_context(run_input.file_items())
+        show = not settings.quiet and sys.stderr.isatty()
+        progress = ProgressBar(run_input.count() if show else None, enabled=show)
+        cleanup.callback(progress.close)
+
+        def open_output() -> RunOutput:
+            done, dropped = scan_output(args.output) if args.resume else (None, 0)
+            sink = open_sink(args.output, append=args.resume)
+            if done is not None:
+                progress.shrink(len(done))  # what this run has left to do
+                if not settings.quiet:
+                    print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
+            return RunOutput(sink.write, sink.close, done)
+
+        return await extract_items(items, open_output, settings, registry=registry,
+                                   fetcher=fetcher, on_record=progress.update,
+                                   expand=run_input.expand, local_files=run_input.local_files)

@@ -1,0 +1,106 @@
+"""The one place a batch run is checked before anything is opened: its options, settings,
+handlers, network policy, providers, compressor, input and output.
+
+The command line calls :func:`check_run` and only then a runner, which opens its output last
+of all: after the fetcher, the providers and the compressor (:func:`pipeline.batch.run.
+extract_items`), so even a problem found only while those open costs the output nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pipeline.batch.output.output_check import OutputTarget, check_output
+from pipeline.batch.output.parquet_sink import is_parquet
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
+
+RUN_MODES = ("plain", "shard", "processes", "ray")
+
+
+def run_mode(args: argparse.Namespace, settings: Settings) -> str:
+    """Which run the options ask for (one of :data:`RUN_MODES`), or a ``UsageError``."""
+    mode = "plain"
+    if args.engine == "ray":
+        mode = "ray"
+        if settings.processes > 1 or args.shard:
+            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
+    elif args.shards is not None or args.address is not None:
+        raise UsageError("--shards and --address go with --engine ray")
+    elif args.shard and settings.processes > 1:
+        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
+    elif args.shard:
+        mode = "shard"
+    elif settings.processes > 1:
+        mode = "processes"
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    if mode != "plain" and is_parquet(args.output):
+        raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
+                         f"{PROG} merge OUT_DIR -o OUT.parquet")
+    if mode != "plain" and not args.output:
+        raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
+                         "writes a directory: give -o OUT_DIR")
+    return mode
+
+
+def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:
+    if mode == "plain":
+        return OutputTarget(args.output)
+    if mode == "shard":
+        from pipeline.batch.shards.plan import parse_shard
+
+        return OutputTarget(args.output, directory=True, shard=parse_shard(args.shard))
+    return OutputTarget(args.output, directory=True)
+
+
+def check_input(path: str | None) -> None:
+    if path is None or path == "-":  # None: only sitemaps and feeds
+        return
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def check_config(settings: Settings) -> None:
+    """What the settings ask for that is judged only when it is used: the handlers, the
+    networks and proxies, the cookie file, the providers and the compressor
+    (``PipelineError('config')``). Nothing is opened or contacted."""
+    from pipeline.batch.extract_stage import compressor_config
+    from pipeline.extract.native import load_registry
+    from pipeline.fetch.policy import NetworkPolicy
+    from pipeline.fetch.proxy import proxy_policy
+    from pipeline.providers.registry import default_registry
+
+    load_registry(settings)
+    NetworkPolicy.from_settings(settings)
+    proxy_policy(settings)
+    if settings.cookie_file:
+        from pipeline.fetch.cookies import CookieFile
+
+        CookieFile.load(settings.cookie_file)
+    for warning in default_registry().resolve("extract", settings).warnings:
+        if not settings.quiet:
+            print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    compressor_config(settings)
+
+
+def check_run(args: argparse.Namespace, settings: Settings, *,
+              injected_fetcher: bool = False) -> str:
+    """Every check of a batch run; returns its mode (:func:`run_mode`). Raises
+    ``UsageError`` or ``PipelineError('config')`` — before anything is opened."""
+    mode = run_mode(args, settings)
+    if injected_fetcher and mode in ("processes", "ray"):
+        raise UsageError("an injected fetcher works in this process only (no --processes, "
+                         "no --engine ray)")
+    check_input(args.urls)
+    check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
+                 overwrite=args.overwrite)
+    check_config(settings)
+    return mode

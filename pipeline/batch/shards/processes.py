@@ -1,0 +1,244 @@
+"""``--processes N``: the N shards of a run as N local processes, driven from this one.
+
+This process reads the input once and splits it into a spool file per shard (a hidden folder in
+the output directory, removed at the end), then starts one process per shard
+(:data:`START_METHOD`). Each runs :func:`pipeline.batch.shards.shard_run.run_shard` over its
+spool and reports here through a queue, so the command has one progress bar, one summary and one
+exit status. A stop (Ctrl-C, SIGTERM) is passed on to every shard as SIGTERM: each writes what
+finished and leaves its part for ``--resume``; a second stop ends them at once, a third kills
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pipeline.batch.engine import Summary
+from pipeline.batch.input.items import load_items
+from pipeline.batch.output.output_dir import OutputDir
+from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.shards.plan import Spool
+from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spooled
+from pipeline.core.errors import OutputError, PipelineError, UsageError
+from pipeline.core.models import Record
+from pipeline.core.settings import Settings
+from pipeline.fetch.local_files import LocalFiles
+
+# Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
+# and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
+# forks before it starts any thread or event loop. Elsewhere fork is not safe (macOS system
+# frameworks): a fresh interpreter.
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+REPORT_SECONDS = 0.25  # how often a shard process reports its progress
+WAIT_SECONDS = 0.2  # how long the driver waits for a report before it looks at its processes
+DRIVER_CHECK_SECONDS = 0.5  # how often a shard process checks that its driver still runs
+
+
+class _Reporter:
+    """A shard process's side of the queue: progress in batches, then how the shard ended."""
+
+    def __init__(self, shard: int, reports: Any) -> None:
+        self._shard = shard
+        self._reports: Any = reports
+        self._delta = Summary()
+        self._sent = time.monotonic()
+
+    def mute(self) -> None:
+        """Nobody reads the reports any more: send none, and never wait at exit for the
+        queue's pipe to take what is pending (it may be full)."""
+        reports, self._reports = self._reports, None
+        if reports is not None:
+            reports.cancel_join_thread()
+
+    def _put(self, report: tuple[str, int, object]) -> None:
+        if self._reports is not None:
+            self._reports.put(report)
+
+    def record(self, record: Record, summary: Summary) -> None:
+        self._delta.add(record)
+        if time.monotonic() - self._sent >= REPORT_SECONDS:
+            self.flush()
+
+    def resumed(self, done: DoneSet, dropped: int) -> None:
+        self._put(("resumed", self._shard, len(done)))
+
+    def flush(self) -> None:
+        if self._delta.records:
+            self._put(("progress", self._shard, self._delta))
+            self._delta = Summary()
+        self._sent = time.monotonic()
+
+    def end(self, kind: str, payload: object) -> None:
+        self.flush()
+        self._put((kind, self._shard, payload))
+
+
+def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
+    """Call ``on_gone`` (from a daemon thread) once the process ``driver`` is no longer this
+    process's parent: it was killed, and this one was left behind."""
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(DRIVER_CHECK_SECONDS)
+        on_gone()
+
+    threading.Thread(target=watch, name="pipeline-driver-watch", daemon=True).start()
+
+
+def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> None:
+    """A shard process: extract the spooled items, then say how it ended. Left behind by a
+    killed driver, it stops as on a stop from the driver (what finished stays in its part,
+    for ``--resume``) and exits without a word."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the driver decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, if forked
+    reporter = _Reporter(job.shard, reports)
+
+    def driver_gone() -> None:
+        reporter.mute()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    _watch_driver(driver, driver_gone)
+    try:
+        with open(spool, "rb") as items:
+            summary = asyncio.run(run_shard(job, load_items(items), on_record=reporter.record,
+                                            on_resume=reporter.resumed,
+                                            signals=(signal.SIGTERM,)))
+    except PipelineError as exc:
+        reporter.end("failed", (exc.kind, exc.message))
+        sys.exit(2)
+    except UsageError as exc:
+        reporter.end("failed", ("config", str(exc)))
+        sys.exit(2)
+    except OutputError as exc:  # a full disk: the part keeps whole records, for --resume
+        reporter.end("failed", ("output", f"cannot write {exc.filename}: {exc.strerror}"))
+        sys.exit(74)
+    except KeyboardInterrupt:  # a second stop: at once
+        reporter.end("end", Summary(interrupted=True))
+        sys.exit(130)
+    reporter.end("end", summary)
+
+
+class _Driver:
+    """Starts the shard processes, passes stops on, and gathers their reports."""
+
+    def __init__(self, jobs: dict[int, tuple[ShardJob, Spool]]) -> None:
+        # literal method names: typeshed gives those contexts their Process type
+        context = (multiprocessing.get_context("fork") if START_METHOD == "fork"
+                   else multiprocessing.get_context("spawn"))
+        self.reports = context.Queue()
+        self.processes = {
+            shard: context.Process(target=_shard_process,
+                                   args=(job, spool.path, self.reports, os.getpid()),
+                                   name=f"pipeline-shard-{shard}")
+            for shard, (job, spool) in jobs.items()}
+        self.names = {shard: job.name for shard, (job, _) in jobs.items()}
+        self.progress = ProgressBar(None, enabled=False)
+        self.stops = 0
+        self.live = {shard: Summary() for shard in jobs}  # from progress reports
+        self.ended: dict[int, Summary] = {}
+        self.failures: dict[int, tuple[str, str]] = {}
+
+    def stop(self, signum: int = signal.SIGTERM, frame: FrameType | None = None) -> None:
+        self.stops += 1
+        for process in self.processes.values():
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGKILL if self.stops > 2 else signal.SIGTERM)
+
+    def _handle(self, kind: str, shard: int, payload: Any) -> None:
+        if kind == "progress":
+            self.live[shard].absorb(payload)
+            self.progress.advance(payload.records, combine(self.live.values(), 0))
+        elif kind == "resumed":
+            self.progress.shrink(payload)
+        elif kind == "end":
+            self.ended[shard] = payload
+        elif kind == "failed":
+            self.failures[shard] = payload
+            if payload[0] == "config" and not self.stops:
+                self.stop()  # the others would fail alike
+
+    def start(self) -> None:
+        for process in self.processes.values():
+            process.start()
+
+    def gather(self, progress: ProgressBar) -> None:
+        """Read reports until every shard process has ended."""
+        self.progress = progress
+        while True:
+            try:
+                self._handle(*self.reports.get(timeout=WAIT_SECONDS))
+            except queue.Empty:
+                if not any(process.is_alive() for process in self.processes.values()):
+                    break  # and every report is read: they were sent before the exits
+        for process in self.processes.values():
+            process.join()
+
+    def summaries(self) -> list[Summary]:
+        """Each shard's summary: its records as reported, and how it ended."""
+        out = []
+        for shard, process in self.processes.items():
+            summary = self.live[shard]
+            ended = self.ended.get(shard)
+            if ended is not None:
+                summary.skipped, summary.interrupted = ended.skipped, ended.interrupted
+            elif self.stops:
+                summary.interrupted = True
+            elif shard not in self.failures:
+                self.failures[shard] = ("extract", "its process stopped unexpectedly "
+                                        f"(exit code {process.exitcode})")
+            if shard in self.failures:
+                summary.failed.append(f"{self.names[shard]}: {self.failures[shard][1]}")
+            out.append(summary)
+        return out
+
+
+def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
+    """Run every shard not done yet, ``settings.processes`` at once (one each)."""
+    count = settings.processes
+    output = prepare(args, settings, count)
+    started = time.monotonic()
+    # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
+    local = settings.model_copy(update={"processes": 1,
+                                        "workers": max(1, settings.workers // count)})
+    already = output.done_records()
+    with spooled(args, output, settings) as spools:
+        summary = _drive(output, local, spools, started, args.run_input.local_files)
+    summary.skipped += already
+    return summary
+
+
+def _drive(output: OutputDir, settings: Settings, spools: dict[int, Spool],
+           started: float, local_files: LocalFiles | None) -> Summary:
+    driver = _Driver({shard: (ShardJob(output, shard, settings, local_files), spool)
+                      for shard, spool in spools.items()})
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, driver.stop) for number in signals}
+    progress = None
+    try:
+        driver.start()  # before the progress bar's thread (see START_METHOD)
+        show = not settings.quiet and sys.stderr.isatty()
+        progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
+        driver.gather(progress)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if progress is not None:
+            progress.close()
+    summary = combine(driver.summaries(), started)
+    summary.interrupted |= driver.stops > 0
+    config = [message for kind, message in driver.failures.values() if kind == "config"]
+    if config:
+        raise PipelineError("config", config[0])
+    return summary

@@ -1,0 +1,156 @@
+"""One shard of a sharded run: its items through the engine into its part file.
+
+The same function runs ``--shard K/N`` in this process, each process of ``--processes N``
+and each Ray task. A shard always continues its own partial part when there is one,
+skipping the records it holds, so a resumed or retried shard never writes a line twice; a
+run without ``--resume`` (``--overwrite``: the checks refuse a directory holding files of
+the shards otherwise) clears the shard's files before it starts (:func:`prepare`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.batch.engine import Summary
+from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.run_input import RunInput
+from pipeline.batch.input.sources import all_items
+from pipeline.batch.output.output_dir import OutputDir, manifest, open_output_dir, read_manifest
+from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.progress import ProgressBar
+from pipeline.batch.run import (
+    STOP_SIGNALS,
+    OnRecord,
+    RunOutput,
+    extract_items,
+    open_sink,
+    resuming,
+    scan_output,
+)
+from pipeline.batch.shards.plan import Spool, parse_shard, shard_items, split_items
+from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
+from pipeline.extract.native import load_registry
+from pipeline.fetch.base import Fetcher
+from pipeline.fetch.local_files import LocalFiles
+
+SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """What a shard run needs besides its items (picklable: it crosses into processes)."""
+
+    output: OutputDir
+    shard: int
+    settings: Settings
+    local_files: LocalFiles | None = None
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard} of {self.output.shards}"
+
+
+async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetcher | None = None,
+                    on_record: OnRecord | None = None,
+                    on_resume: Callable[[DoneSet, int], None] | None = None,
+                    signals: Iterable[int] = STOP_SIGNALS) -> Summary:
+    """Extract the shard's ``items`` into its part, then mark the shard done unless the run
+    was stopped. ``on_resume(done, dropped_bytes)`` is told what the part held already."""
+    registry = load_registry(job.settings)
+    held = 0
+
+    def open_part() -> RunOutput:
+        nonlocal held
+        part = job.output.resumable_part(job.shard)
+        done, dropped = scan_output(str(part))
+        held = len(done)
+        if on_resume is not None and (len(done) or dropped or done.invalid):
+            on_resume(done, dropped)
+        sink = open_sink(part, append=True)
+        return RunOutput(sink.write, sink.close, done)
+
+    summary = await extract_items(items, open_part, job.settings, registry=registry,
+                                  fetcher=fetcher, on_record=on_record, signals=signals,
+                                  local_files=job.local_files)
+    if not summary.interrupted:
+        job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
+                                        "records": held + summary.records})
+    return summary
+
+
+def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
+            only: int | None = None) -> OutputDir:
+    """The output directory of a sharded run, checked (``--resume``) or cleared (the shards
+    this run will do: ``only`` that one, or every one). ``shards`` None: the resumed run's
+    count."""
+    if shards is None:
+        found = read_manifest(Path(args.output)) if args.resume else None
+        if found is None:
+            raise UsageError("the number of shards is not known: give --shards N")
+        shards = int(found["shards"])
+    output = open_output_dir(args.output, manifest(shards, args.urls, settings),
+                             resume=args.resume)
+    if not args.resume:
+        for shard in range(shards) if only is None else [only]:
+            output.clear(shard)
+    return output
+
+
+@contextmanager
+def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
+            ) -> Iterator[dict[int, Spool]]:
+    """The input read once (its sitemaps and feeds expanded) and split: the items of each
+    shard not done yet, in spool files in a hidden folder of the output directory (removed
+    after; the folders a killed run left are removed first)."""
+    for left in output.path.glob(f"{SPOOL_PREFIX}*"):
+        shutil.rmtree(left, ignore_errors=True)
+    directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
+    try:
+        items = all_items(args.run_input, settings)
+        yield split_items(items, output.shards, output.pending(), directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def say(settings: Settings, message: str) -> None:
+    if not settings.quiet:
+        print(f"{PROG}: {message}", file=sys.stderr)
+
+
+def run_one_shard(args: argparse.Namespace, settings: Settings, *,
+                  fetcher: Fetcher | None = None) -> Summary:
+    """``--shard K/N``: this process reads the whole input and extracts shard K's items."""
+    shard, shards = parse_shard(args.shard)
+    output = prepare(args, settings, shards, only=shard)
+    run_input: RunInput = args.run_input
+    job = ShardJob(output, shard, settings, run_input.local_files)
+    if output.is_done(shard):
+        say(settings, f"{job.name} is already done ({output.part(shard)})")
+        return Summary(skipped=output.read_marker(shard)["records"])
+    show = not settings.quiet and sys.stderr.isatty()
+    total = None
+    if show and run_input.count() is not None:
+        with run_input.file_items() as counted:
+            total = sum(1 for _ in shard_items(counted, shard, shards))
+    progress = ProgressBar(total, enabled=show)
+
+    def resumed(done: DoneSet, dropped: int) -> None:
+        progress.shrink(len(done))
+        say(settings, resuming(output.partial(shard), done, dropped))
+
+    try:
+        items = shard_items(all_items(run_input, settings), shard, shards)
+        return asyncio.run(run_shard(job, items, fetcher=fetcher, on_record=progress.update,
+                                     on_resume=resumed))
+    finally:
+        progress.close()
+

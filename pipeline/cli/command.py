@@ -1,0 +1,354 @@
+"""The command line: ``python -m pipeline URLS [-o OUT.jsonl] [flags]``.
+
+Sub-commands ``search``, ``backends``, ``mcp`` and ``merge`` are dispatched to their modules
+(imported only when used). The run itself is :mod:`pipeline.batch.run` (one process),
+:mod:`pipeline.batch.shards.shard_run` (``--shard K/N``),
+:mod:`pipeline.batch.shards.processes` (``--processes N``) or
+:mod:`pipeline.batch.shards.ray_engine` (``--engine ray``), imported once the settings are known.
+Exit status: 0 when the run completes (per-URL errors are data), 1 when a shard of a sharded
+run failed, 2 for usage or configuration errors, 74 when the output cannot be written (a full
+disk: resumable), 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import sys
+import textwrap
+from collections.abc import Sequence
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from pipeline.cli.inputs import add_input_arguments, input_from_args
+from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
+from pipeline.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pipeline.batch.engine import Summary
+    from pipeline.fetch.base import Fetcher
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OUTPUT = 74  # sysexits' EX_IOERR: the output could not be written
+SUBCOMMANDS: dict[str, str] = {
+    "search": "pipeline.cli.search:search_main",
+    "backends": "pipeline.cli.search:backends_main",
+    "mcp": "pipeline.cli.mcp:main",
+    "merge": "pipeline.cli.merge:merge_main",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see --help)")
+
+
+class CommaList(argparse.Action):
+    """A repeatable flag whose values hold no comma (names, CIDRs, hosts): ``--flag a,b``
+    is ``--flag a --flag b``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.extend(part.strip() for part in str(values).split(",") if part.strip())
+        setattr(namespace, self.dest, items)
+
+
+def invoked_as() -> str:
+    """The program's name as the user ran it, for usage lines: ``python -m pipeline`` or the
+    console script's name."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "__main__.py":
+        return "python -m pipeline"
+    return name if name.startswith(PROG) else PROG
+
+
+def command_parser(command: str, **keywords: Any) -> argparse.ArgumentParser:
+    """A sub-command's parser with the batch command's conventions (see
+    :func:`parse_command`); its usage names the program as invoked."""
+    return _Parser(prog=f"{invoked_as()} {command}", **keywords)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: Sequence[str]
+                  ) -> argparse.Namespace | int:
+    """``argv`` parsed, or the exit status to return now: 0 after ``--help``, 2 after a
+    mistake, which is one line on stderr."""
+    try:
+        return parser.parse_args(list(argv))
+    except UsageError as exc:
+        command = parser.prog.rsplit(" ", 1)[-1]
+        print(f"{PROG} {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
+# Help for settings whose description does not fit a flag (or that have none).
+_HELP = {
+    "format": "content format of records",
+    "workers": "handler worker processes in all (a sharded run shares them out among its "
+    "shard processes); default: the machine's cores ({default})",
+    "processes": "run the input as N shards in N processes at once (needs -o OUT_DIR; "
+    "see README 'Scaling out'); default: {default}",
+    "user_agent": "User-Agent header sent with every request",
+    "instruction": "what the compressor should keep (with --compress)",
+    "extract_backend": "extract provider(s) in order of preference",
+    "compress": "compress long content with the configured LLM compressor",
+    "head": "skip the HEAD request sent first to refuse oversized/binary URLs early",
+    "max_redirects": "redirects followed per URL",
+    "backend": "provider chain shared by search and extract",
+    "cache_dir": "full-text cache directory: re-runs skip pages fetched within --cache-ttl "
+    "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
+    "server: default the user cache directory)",
+    "cache": "library and MCP server: do not keep full texts in the on-disk cache",
+}
+
+
+def _default(name: str) -> str:
+    info = Settings.model_fields[name]
+    value = info.get_default(call_default_factory=True)
+    text = _HELP.get(name, info.description or "")
+    if "{default}" in text:
+        return text.format(default=value)
+    return f"{text}; default: {value}" if text else f"default: {value}"
+
+
+# (flag, settings field, argparse keywords) for every limit and switch.
+_VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("--concurrency", "concurrency", {"type": int, "metavar": "N"}),
+    ("--per-host", "per_host", {"type": int, "metavar": "N"}),
+    ("--rate", "rate", {"type": float, "metavar": "PER_S"}),
+    ("--max-bytes", "max_bytes", {"type": int, "metavar": "BYTES"}),
+    ("--max-chars", "max_chars", {"type": int, "metavar": "CHARS"}),
+    ("--timeout", "timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--connect-timeout", "connect_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--read-timeout", "read_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--retries", "retries", {"type": int, "metavar": "N"}),
+    ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
+    ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--head-trust", "head_trust", {"type": int, "metavar": "N"}),
+    ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
+    ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
+    ("--format", "format", {"choices": ("markdown", "text")}),
+    ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
+    ("--workers", "workers", {"type": int, "metavar": "N"}),
+    ("--processes", "processes", {"type": int, "metavar": "N"}),
+    ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
+    ("--user-agent", "user_agent", {"metavar": "TEXT"}),
+    ("--instruction", "instruction", {"metavar": "TEXT"}),
+    ("--compress-floor", "compress_floor", {"type": int, "metavar": "CHARS"}),
+    ("--compress-deadline", "compress_deadline", {"type": float, "metavar": "SECONDS"}),
+    ("--cache", "cache_dir", {"metavar": "DIR"}),
+    ("--cache-ttl", "cache_ttl", {"type": float, "metavar": "SECONDS"}),
+    ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
+    ("--proxy", "proxy", {"metavar": "URL"}),
+    ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
+)
+# Settings only the batch command reads: other commands (mcp) offer no flag for them.
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
+_REPEATED: tuple[tuple[str, str, str], ...] = (
+    ("--allow-net", "allow_net", "CIDR"),
+    ("--handler", "handlers", "MODULE:ATTR"),
+    ("--extract-backend", "extract_backend", "NAME"),
+    ("--backend", "backend", "NAME"),
+    ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
+    ("--header", "headers", "'NAME: VALUE'"),
+)
+_WHOLE_VALUES = frozenset({"headers"})  # a header's value may hold commas: never split
+_SWITCHES: tuple[tuple[str, str, bool], ...] = (
+    ("--no-head", "head", False),
+    ("--allow-private", "allow_private", True),
+    ("--ordered", "ordered", True),
+    ("--quiet", "quiet", True),
+    ("--robots", "robots", True),
+    ("--include-comments", "include_comments", True),
+    ("--compress", "compress", True),
+    ("--no-cache", "cache", False),
+    ("--trust-env", "trust_env", True),
+)
+
+
+def _examples(prog: str) -> str:
+    examples = (
+        ("urls.txt -o out.jsonl", "one JSON record per URL"),
+        ("- < urls.txt > out.jsonl", "stdin in, stdout out"),
+        ("urls.txt -o out.jsonl --resume", "finish an interrupted run"),
+        ("urls.txt --allow-net 127.0.0.1/32", "a local test server"),
+        ("--sitemap URL -o out.parquet", "every URL of a sitemap, as columns"),
+    )
+    width = max(len(args) for args, _ in examples) + len(prog) + 3
+    return "\n".join(f"  {f'{prog} {args}':<{width}}# {what}" for args, what in examples)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    prog = invoked_as()
+    parser = _Parser(
+        prog=prog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the examples' lines
+        description=textwrap.fill(
+            "Turn a list of URLs (one per line) into JSON lines of clean text. Other commands: "
+            f"{', '.join(SUBCOMMANDS)} (e.g. '{prog} search --help').", width=78),
+        epilog=textwrap.fill(
+            "Flags override PIPELINE_* environment variables, which override the config "
+            "file. Exit status: 0 done, 1 a shard failed, 2 usage/config error, 74 output not "
+            "writable (resumable), 130 interrupted.", width=78)
+        + f"\n\nexamples:\n{_examples(prog)}",
+    )
+    parser.add_argument("urls", metavar="URLS", nargs="?",
+                        help="file of URLs, one per line (or a table: --input-format); '-' "
+                        "for stdin; optional with --sitemap/--feed")
+    parser.add_argument("-o", "--output", metavar="OUT",
+                        help="write records to this file ('-' or default: stdout), or for a "
+                        "sharded run to this directory")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip URLs already recorded in OUT (needs -o), append the rest")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what OUT holds (without --resume or --overwrite a "
+                        "non-empty OUT is refused)")
+    parser.add_argument("--shard", metavar="K/N",
+                        help="run only shard K (0..N-1) of N: the URLs whose host hashes to K "
+                        "(needs -o OUT_DIR)")
+    parser.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
+                        "'ray' extra); default: local")
+    parser.add_argument("--address", metavar="ADDRESS",
+                        help="with --engine ray: the cluster (auto, ray://HOST:10001); "
+                        "default: start a local Ray")
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="with --engine ray: how many shards; default: 4 per CPU of the "
+                        "cluster (or the resumed run's)")
+    add_input_arguments(parser)
+    add_settings_arguments(parser)
+    return parser
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True) -> None:
+    """``--config`` and a flag for every setting (shared with ``mcp``, which passes
+    ``batch=False`` to leave out the :data:`BATCH_ONLY` ones); read them back with
+    :func:`settings_from_args`."""
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file")
+    for flag, name, keywords in _VALUED:
+        if batch or name not in BATCH_ONLY:
+            parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+    for flag, name, metavar in _REPEATED:
+        if batch or name not in BATCH_ONLY:
+            whole = name in _WHOLE_VALUES
+            parser.add_argument(flag, dest=name, default=None, metavar=metavar,
+                                action="append" if whole else CommaList,
+                                help=f"repeatable{'' if whole else ' or A,B'}; "
+                                f"{_default(name)}")
+    for flag, name, value in _SWITCHES:
+        if not batch and name in BATCH_ONLY:
+            continue
+        help_text = _HELP[name] if name in ("head", "cache") else _default(name)
+        parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
+                            help=help_text)
+
+
+def _dispatch(name: str, argv: list[str]) -> int:
+    module_name, _, function = SUBCOMMANDS[name].partition(":")
+    try:
+        module = import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        print(f"{PROG}: error: the '{name}' command is not available in this build",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return int(getattr(module, function)(argv) or 0)
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from parsed flags > environment > config file."""
+    overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
+    return load_settings(overrides, config_file=args.config)
+
+
+def _run(mode: str, args: argparse.Namespace, settings: Settings,
+         fetcher: Fetcher | None) -> Summary:
+    if mode == "ray":
+        from pipeline.batch.shards.ray_engine import run_ray
+
+        return run_ray(args, settings)
+    if mode == "processes":
+        from pipeline.batch.shards.processes import run_processes
+
+        return run_processes(args, settings)
+    if mode == "shard":
+        from pipeline.batch.shards.shard_run import run_one_shard
+
+        return run_one_shard(args, settings, fetcher=fetcher)
+    from pipeline.batch.run import run_batch
+
+    return asyncio.run(run_batch(args, settings, fetcher=fetcher))
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush cannot fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -> int:
+    """Run the command line; returns the exit status. ``fetcher`` replaces the HTTP
+    fetcher (for embedding and tests)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return _dispatch(argv[0], argv[1:])
+    try:
+        args = build_parser().parse_args(argv)
+        if args.output == "-":  # as for the input: stdout
+            args.output = None
+        if args.resume and not args.output:
+            raise UsageError("--resume needs -o OUT (the output to resume)")
+        args.run_input = input_from_args(args)
+        settings = settings_from_args(args)
+        from pipeline.batch.run_check import check_run
+
+        mode = check_run(args, settings, injected_fetcher=fetcher is not None)
+        summary = _run(mode, args, settings, fetcher)  # opens things only now
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PipelineError as exc:
+        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read stdout is gone (``| head``): stop quietly, like any other filter.
+        _drop_stdout()
+        return EXIT_OK
+    except OutputError as exc:  # a full disk: what was written is whole, so say how to go on
+        hint = ("free some space, then run the same command with --resume to finish"
+                if args.output else "use -o OUT.jsonl to be able to --resume")
+        print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}; {hint}",
+              file=sys.stderr)
+        if not args.output:
+            _drop_stdout()
+        return EXIT_OUTPUT
+    return _report(mode, args, settings, summary)
+
+
+def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Summary) -> int:
+    """The closing lines on stderr, and the exit status."""
+    if not settings.quiet:
+        print(f"{PROG}: {summary.describe()}", file=sys.stderr)
+    for failure in summary.failed:
+        print(f"{PROG}: {failure}", file=sys.stderr)
+    if summary.interrupted or summary.failed:
+        hint = ("run the same command with --resume to finish" if args.output
+                else "use -o OUT.jsonl to be able to --resume")
+        what = "interrupted" if summary.interrupted else "not every shard finished"
+        print(f"{PROG}: {what}; finished records were written; {hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED if summary.interrupted else EXIT_FAILED
+    if mode != "plain" and not settings.quiet:
+        parts = os.path.join(args.output, "part-*.jsonl")
+        print(f"{PROG}: records are in {parts}; one file in input order: "
+              f"{invoked_as()} merge {shlex.quote(args.output)} -o OUT.jsonl", file=sys.stderr)
+    return EXIT_OK
+
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]

@@ -1,0 +1,94 @@
+"""The batch command's input flags: tables, sitemaps and feeds, local files.
+
+:func:`add_input_arguments` declares them; :func:`input_from_args` checks them (a mistake is
+a ``UsageError``, before any output is opened) and builds the run's
+:class:`~pipeline.batch.input.sources.RunInput`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+
+from pipeline.batch.input.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
+from pipeline.batch.input.tables import INPUT_FORMATS, check_table
+from pipeline.core.errors import UsageError
+from pipeline.fetch.local_files import LocalFiles
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("input (see README 'Inputs')")
+    group.add_argument("--input-format", choices=INPUT_FORMATS, default="lines",
+                       help="lines: the first field of each line is the URL; csv/tsv (a header "
+                       "row) and jsonl: one column is, the others travel as the record's "
+                       "'input'; default: lines")
+    group.add_argument("--url-column", metavar="NAME|N",
+                       help="the URL column of a table (N counts from 1); default: the "
+                       "column named 'url', else the first")
+    group.add_argument("--sitemap", action="append", default=[], metavar="URL",
+                       help="repeatable; fetch this sitemap (index, .xml.gz, robots.txt) and "
+                       "extract every URL it lists, recursively")
+    group.add_argument("--feed", action="append", default=[], metavar="URL",
+                       help="repeatable; extract the item links of this RSS, Atom or JSON feed")
+    group.add_argument("--max-urls", type=int, metavar="N",
+                       help="with --sitemap/--feed: stop after N URLs")
+    group.add_argument("--sitemap-depth", type=int, default=DEFAULT_DEPTH, metavar="N",
+                       help="sitemap indexes followed at most N levels below the root; "
+                       f"default: {DEFAULT_DEPTH}")
+    group.add_argument("--include", action="append", default=[], metavar="REGEX",
+                       help="repeatable; with --sitemap/--feed: keep only URLs matching one")
+    group.add_argument("--exclude", action="append", default=[], metavar="REGEX",
+                       help="repeatable; with --sitemap/--feed: drop URLs matching one")
+    group.add_argument("--same-host", action="store_true",
+                       help="with --sitemap/--feed: keep only URLs on the root's host")
+    group.add_argument("--allow-files", metavar="DIR",
+                       help="read input lines that are paths or file: URLs, if they lie "
+                       "under DIR (symlinks resolved); relative paths start at the list's "
+                       "directory")
+
+
+def _patterns(flag: str, patterns: list[str]) -> tuple[str, ...]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(f"{flag} {pattern!r}: not a regular expression ({exc})") from None
+    return tuple(patterns)
+
+
+def _roots(flag: str, urls: list[str]) -> tuple[str, ...]:
+    for url in urls:
+        if not re.match(r"https?://", url, re.IGNORECASE):
+            raise UsageError(f"{flag} wants an http(s) URL, not {url[:200]!r}")
+    return tuple(urls)
+
+
+def input_from_args(args: argparse.Namespace) -> RunInput:
+    """The run's input as the flags describe it; a ``UsageError`` for any mistake."""
+    expand = ExpandOptions(
+        sitemaps=_roots("--sitemap", args.sitemap), feeds=_roots("--feed", args.feed),
+        max_urls=args.max_urls, max_depth=args.sitemap_depth,
+        include=_patterns("--include", args.include),
+        exclude=_patterns("--exclude", args.exclude), same_host=args.same_host)
+    if args.urls is None and not expand.roots:
+        raise UsageError("give URLS (a file, '-' for stdin), --sitemap URL or --feed URL")
+    if not expand.roots and (args.max_urls is not None or args.include or args.exclude
+                             or args.same_host):
+        raise UsageError("--max-urls, --include, --exclude and --same-host go with "
+                         "--sitemap/--feed")
+    if args.max_urls is not None and args.max_urls < 1:
+        raise UsageError("--max-urls must be at least 1")
+    if args.sitemap_depth < 0:
+        raise UsageError("--sitemap-depth must be at least 0")
+    if args.url_column is not None and args.input_format == "lines":
+        raise UsageError("--url-column goes with --input-format csv, tsv or jsonl")
+    if args.urls not in (None, "-") and not os.path.exists(args.urls):
+        raise UsageError(f"no such file: {args.urls}")
+    local_files = None
+    if args.allow_files is not None:
+        base = os.path.dirname(args.urls) if args.urls not in (None, "-") else os.curdir
+        local_files = LocalFiles(args.allow_files, base or os.curdir)
+    if args.urls is not None:
+        check_table(args.urls, args.input_format, args.url_column)
+    return RunInput(args.urls, args.input_format, args.url_column, expand, local_files)

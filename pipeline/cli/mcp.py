@@ -1,0 +1,73 @@
+"""``python -m pipeline mcp [settings flags]``: the MCP server (:mod:`pipeline.agent.mcp_server`)
+on stdio, with the batch command's settings flags."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from pipeline.cli.command import (
+    EXIT_USAGE,
+    CommaList,
+    add_settings_arguments,
+    command_parser,
+    parse_command,
+    settings_from_args,
+)
+from pipeline.core.errors import PipelineError
+
+MISSING_EXTRA = (
+    "the MCP server needs the official MCP SDK: pip install 'extract-pipeline[mcp]'"
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mcp`` command's arguments: the batch command's settings flags plus its own."""
+    parser = command_parser(
+        "mcp",
+        description="Serve web_search and web_extract to MCP clients over stdio.",
+        epilog="Takes the batch command's settings flags; they override PIPELINE_* "
+        "environment variables, which override the config file.",
+    )
+    add_settings_arguments(parser, batch=False)
+    parser.add_argument(
+        "--search-backend", dest="search_backend", action=CommaList, default=None,
+        metavar="NAME", help="repeatable or A,B; search provider(s) in order of preference",
+    )
+    parser.add_argument(
+        "--no-envelope",
+        dest="envelope",
+        action="store_false",
+        help="do not wrap web text in the untrusted-content envelope",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m pipeline mcp``; returns the exit status."""
+    try:
+        import anyio
+        import mcp.server.lowlevel  # noqa: F401  (fail early with a clear message)
+    except ModuleNotFoundError:
+        print(f"extract-pipeline mcp: error: {MISSING_EXTRA}", file=sys.stderr)
+        return EXIT_USAGE
+    from pipeline.agent.mcp_server import build_server, serve_stdio
+    from pipeline.agent.tools import web_tools
+
+    args = parse_command(build_parser(), sys.argv[1:] if argv is None else argv)
+    if isinstance(args, int):
+        return args
+    try:
+        settings = settings_from_args(args)
+    except PipelineError as exc:
+        print(f"extract-pipeline mcp: error: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    server = build_server(web_tools(), settings, untrusted=args.envelope)
+    try:
+        anyio.run(serve_stdio, server)
+    except KeyboardInterrupt:
+        return 130
+    return 0

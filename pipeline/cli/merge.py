@@ -1,0 +1,43 @@
+"""``python -m pipeline merge OUT_DIR [-o OUT.jsonl]``: a finished sharded run's parts as one
+file in input order (:mod:`pipeline.batch.output.merge`). The output is checked first as the
+batch command's is: never a file inside the run directory, never one that holds records
+unless ``--overwrite``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.batch.output.merge import merge_to
+from pipeline.batch.output.output_check import check_merge_output
+from pipeline.cli.command import command_parser, parse_command
+from pipeline.core.errors import PROG, UsageError
+
+
+def merge_main(argv: Sequence[str]) -> int:
+    parser = command_parser(
+        "merge", description="Merge the parts of a sharded run (--shard, --processes, "
+        "--engine ray) into one JSONL file in input order (or Parquet: -o OUT.parquet).")
+    parser.add_argument("directory", metavar="OUT_DIR", help="the sharded run's output")
+    parser.add_argument("-o", "--output", metavar="OUT.jsonl",
+                        help="write here (default: stdout); a name ending in .parquet writes "
+                        "Parquet")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace what OUT holds (refused without it)")
+    args = parse_command(parser, argv)
+    if isinstance(args, int):
+        return args
+    try:
+        check_merge_output(args.output, Path(args.directory), overwrite=args.overwrite)
+        count = merge_to(Path(args.directory), args.output)
+    except UsageError as exc:
+        print(f"{PROG} merge: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"{PROG} merge: error: {exc.filename or args.directory}: {exc.strerror}",
+              file=sys.stderr)
+        return 2
+    if args.output:
+        print(f"{PROG}: {count} records merged into {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,181 @@
+"""Public data models: records, documents, errors and search results.
+
+These are the values that cross the library's edges. Inside the code, failures travel as
+:class:`pipeline.core.errors.PipelineError` exceptions; at the edge they become :class:`ErrorInfo`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ErrorKind = Literal[
+    "invalid_url",
+    "blocked",
+    "robots",
+    "too_large",
+    "timeout",
+    "http_status",
+    "network",
+    "unsupported_type",
+    "decode",
+    "extract",
+    "empty",
+    "challenge",
+    "compress",
+    "provider",
+    "invalid_result",
+    "invalid_request",
+    "config",
+    "cancelled",
+]
+ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
+
+OutputFormat = Literal["markdown", "text"]
+CacheSource = Literal["hit", "revalidated"]
+
+
+class ErrorInfo(BaseModel):
+    """A failure as data: a stable ``kind``, a short sanitised message, and whether a retry
+    later could succeed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ErrorKind
+    message: str
+    retryable: bool = False
+
+
+class _Outcome(BaseModel):
+    """Base of records and responses: ``error`` is set exactly when ``ok`` is false, checked
+    on construction. It declares no fields, so each model keeps its own field order."""
+
+    _what: ClassVar[str]  # "record", "search response", ... for the messages
+    if TYPE_CHECKING:  # the subclasses' fields, read here
+        ok: bool
+        error: ErrorInfo | None
+
+    @model_validator(mode="after")
+    def _error_exactly_when_failed(self) -> Self:
+        if self.ok and self.error is not None:
+            raise ValueError(f"an ok {self._what} carries no error "
+                             f"(error={self.error.kind!r})")
+        if not self.ok and self.error is None:
+            raise ValueError(f"a failed {self._what} carries an error (ok=false needs error)")
+        return self
+
+    @property
+    def failed_with(self) -> ErrorInfo:
+        """The error of a failed outcome (``ok`` false), with no None to check;
+        ``ValueError`` on an ok one."""
+        if self.ok or self.error is None:
+            raise ValueError(f"an ok {self._what} has no error: check ok first")
+        return self.error
+
+
+class Document(BaseModel):
+    """What a content handler makes of a body: readable content plus metadata."""
+
+    title: str | None = None
+    content: str = ""
+    format: OutputFormat = "markdown"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExtractOptions(BaseModel):
+    """What every extract call is held to: the output format and the content budget per
+    URL (marker included)."""
+
+    format: OutputFormat = "markdown"
+    max_chars: int = 100_000
+
+
+class Record(_Outcome):
+    """One result per input URL: the JSONL line of the batch command and the library's
+    per-URL return value. ``ok`` is true exactly when ``error`` is null, and an ok record has
+    ``content`` (both checked on construction; :attr:`failed_with` reads a failed record's
+    error without a None check). ``cache`` says where
+    the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
+    (the cache, after the server answered 304 Not Modified) or null (fetched now). ``input``
+    holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
+    ``source`` the sitemap or feed it was found in; both null otherwise."""
+
+    url: str
+    index: int | None = None
+    ok: bool = False
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    handler: str | None = None
+    title: str | None = None
+    content: str | None = None
+    format: OutputFormat | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    truncated: bool = False
+    next_offset: int | None = None
+    compressed: bool = False
+    chars: int = 0
+    bytes: int = 0
+    attempts: int = 0
+    elapsed_ms: int = 0
+    cache: CacheSource | None = None
+    input: dict[str, Any] | None = None
+    source: str | None = None
+    error: ErrorInfo | None = None
+
+    _what = "record"
+
+    @model_validator(mode="after")
+    def _content_when_ok(self) -> Self:
+        if self.ok and self.content is None:
+            raise ValueError("an ok record carries content (ok=true needs content)")
+        return self
+
+    @classmethod
+    def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
+        """A record for a URL that produced no content."""
+        return cls(url=url, ok=False, error=error, **fields)
+
+    def to_json(self) -> str:
+        """One JSONL line (no trailing newline)."""
+        return self.model_dump_json()
+
+
+class SearchResult(BaseModel):
+    """One search hit, re-validated by the kernel whatever the provider sent."""
+
+    title: str
+    url: str
+    snippet: str = ""
+    position: int = Field(ge=1)
+    score: float | None = None
+    published: str | None = None
+
+
+class SearchResponse(_Outcome):
+    """A search outcome: rows and the provider that served them, or an error (set exactly
+    when ``ok`` is false, checked on construction)."""
+
+    ok: bool
+    query: str
+    provider: str | None = None
+    results: list[SearchResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+
+    _what = "search response"
+
+
+class ExtractResponse(_Outcome):
+    """An extract outcome: one record per requested URL, in input order, or a request-level
+    error (``invalid_request``, ``config``) with no records. ``error`` is set exactly when
+    ``ok`` is false (checked on construction)."""
+
+    ok: bool
+    provider: str | None = None
+    records: list[Record] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+
+    _what = "extract response"

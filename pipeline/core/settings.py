@@ -1,0 +1,175 @@
+"""Every limit and default in one model, loaded as flags > environment > TOML file > defaults.
+
+Environment variables are ``PIPELINE_<FIELD>`` (``PIPELINE_MAX_CHARS=5000``); list fields take
+a comma-separated value. Vendor keys and endpoints keep their vendors' own names and are read
+by the providers, not here.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pipeline.core.errors import PipelineError, describe_validation
+from pipeline.core.models import OutputFormat
+from pipeline.core.request_options import check_proxy_url, parse_headers
+
+ENV_PREFIX = "PIPELINE_"
+MIB = 1024 * 1024
+
+
+class Settings(BaseModel):
+    """All limits and switches, with their documented defaults."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    # --- batch engine
+    concurrency: int = Field(64, ge=1, le=10_000, description="URLs in flight at once")
+    ordered: bool = Field(False, description="write records in input order")
+    workers: int = Field(
+        default_factory=lambda: os.cpu_count() or 1, ge=1, le=256,
+        description="handler process-pool size",
+    )
+    handler_timeout: float = Field(30.0, gt=0, description="seconds one document may take to parse")
+    processes: int = Field(1, ge=1, le=256, description="shards run at once, one process each")
+    quiet: bool = Field(False, description="no progress bar, no summary")
+    handlers: list[str] = Field(
+        default_factory=list,
+        description="extra handlers as module:attribute, tried before the built-ins",
+    )
+
+    # --- fetching
+    per_host: int = Field(4, ge=1, le=1000, description="connections in flight per host")
+    rate: float = Field(5.0, gt=0, description="requests per second per host")
+    max_bytes: int = Field(10 * MIB, ge=1, description="byte cap per response, after decompression")
+    timeout: float = Field(30.0, gt=0, description="seconds per URL, every attempt included")
+    connect_timeout: float = Field(10.0, gt=0, description="seconds to connect")
+    read_timeout: float = Field(10.0, gt=0, description="seconds allowed between two reads")
+    retries: int = Field(2, ge=0, le=10, description="retries after the first attempt")
+    retry_after_cap: float = Field(
+        30.0, ge=0, description="longest Retry-After we honour (s), and the most a URL's "
+        "deadline stands still while its host is paused")
+    max_redirects: int = Field(10, ge=0, le=50)
+    head: bool = Field(True, description="send a HEAD first to refuse oversized/binary URLs")
+    head_trust: int = Field(
+        8, ge=0, description="after this many clean HEADs in a row a host's URLs get GET alone "
+        "(headers still checked before the body); 0 = HEAD every URL",
+    )
+    user_agent: str = "extract-pipeline/0.1 (+batch text extraction)"
+    allow_net: list[str] = Field(default_factory=list, description="CIDRs opened to fetching")
+    allow_private: bool = Field(False, description="open RFC 1918/4193 ranges and loopback")
+    robots: bool = Field(False, description="honour robots.txt and Crawl-delay")
+    proxy: str | None = Field(
+        None, description="send every request through this proxy: http://, https:// or "
+        "socks5:// (extra [socks]); credentials as user:password@")
+    trust_env: bool = Field(False, description="use HTTP_PROXY/HTTPS_PROXY/NO_PROXY from the "
+                            "environment (when no proxy is set)")
+    allow_proxy_net: list[str] = Field(
+        default_factory=list, description="CIDRs a proxy's own address may lie in (targets "
+        "are still judged by the policy)")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="extra request headers, 'Name: value' (env: one "
+        "per line); Authorization and Cookie never follow a redirect to another host")
+    cookie_file: str | None = Field(
+        None, description="cookies.txt (Netscape format) sent to their domains only")
+
+    # --- content
+    max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
+    format: OutputFormat = "markdown"
+    pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
+    pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
+    include_comments: bool = Field(False, description="append a page's comment threads")
+    html_extractor: Literal["builtin", "readability"] = Field(
+        "builtin", description="main-content algorithm for HTML: builtin or readability "
+        "(readability-lxml, extra [readability])")
+
+    # --- providers and compressor (see pipeline.providers, pipeline.store.compress)
+    backend: list[str] = Field(default_factory=list, description="shared provider chain")
+    search_backend: list[str] = Field(default_factory=list)
+    extract_backend: list[str] = Field(default_factory=list)
+    compress: bool = False
+    compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
+    compress_deadline: float = Field(
+        300.0, gt=0, description="seconds the compressor may take per URL in all (waiting "
+        "for a model slot, every call and retry)")
+    instruction: str | None = None
+    provider_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
+        "file; the environment wins")
+
+    # --- full-text cache (see pipeline.store.cache)
+    cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
+    cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")
+    cache_ttl: float = Field(86_400.0, ge=0, description="seconds a cached page stays fresh")
+    cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
+
+    @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
+                     "allow_proxy_net", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _parse_headers(cls, value: Any) -> Any:
+        return parse_headers(value)
+
+    @field_validator("proxy")
+    @classmethod
+    def _check_proxy(cls, value: str | None) -> str | None:
+        return check_proxy_url(value) if value else None
+
+
+def _from_environment(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        raw = env.get(ENV_PREFIX + name.upper())
+        if raw is not None and raw != "":
+            values[name] = raw
+    return values
+
+
+def _from_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    try:
+        with Path(path).open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise PipelineError("config", f"config file not found: {path}") from exc
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PipelineError("config", f"cannot read config file {path}: {exc}") from exc
+    # Accept either top-level keys or a [pipeline] table.
+    table = data.get("pipeline", data)
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    config_file: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """Build settings from flags (``overrides``; None values ignored) > environment > file.
+
+    The config file may also be named by ``PIPELINE_CONFIG``. Raises ``PipelineError('config')``
+    with every invalid field named.
+    """
+    env = os.environ if env is None else env
+    config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
+    merged: dict[str, Any] = {}
+    if config_file:
+        merged.update(_from_file(config_file))
+    merged.update(_from_environment(env))
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        problems = describe_validation(exc, Settings, "settings")
+        raise PipelineError("config", f"invalid settings: {problems}") from exc

@@ -1,0 +1,175 @@
+"""The HTTP transport port: one request out, its response back. It is the seam under the page
+fetcher (:class:`~pipeline.fetch.client.HttpFetcher`) and the vendor client
+(:class:`~pipeline.providers.http.VendorClient`), as httpx's transports are under its client:
+both build every request themselves (headers, redirects hop by hop for pages, caps,
+retries, error mapping) and only sending it is the transport's.
+
+Implementations: :class:`AiohttpTransport` (the real one, over an aiohttp session; what
+both use unless given another) and :class:`FakeTransport` (a handler answers each request:
+for tests, and for users who test their code against ours without a network).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Protocol, runtime_checkable
+
+import aiohttp
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_MAX_FAKE_REDIRECTS = 10
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request as it goes on the wire: ``headers`` are all of its headers (the
+    caller's defaults included); ``proxy`` an http(s) proxy for it, None for none."""
+
+    method: str
+    url: URL
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    proxy: URL | None = None
+    follow_redirects: bool = False
+
+
+class Response(Protocol):
+    """A response whose headers have arrived: ``status``, ``headers`` (case-insensitive),
+    ``url`` (the request's, or where followed redirects ended). :meth:`chunks` streams the
+    body once; then :meth:`release` (the body was read whole: the connection may be reused)
+    or :meth:`close` (drop it; a no-op after ``release``). Reading may raise the same
+    exceptions as :meth:`Transport.send`."""
+
+    status: int
+    headers: CIMultiDictProxy[str]
+    url: URL
+
+    def chunks(self) -> AsyncIterator[bytes]: ...
+
+    def release(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Contract of a transport.
+
+    ``send(request)`` sends the request exactly as given (no headers of its own beyond what
+    HTTP needs; redirects followed only when ``request.follow_redirects``) and returns the
+    :class:`Response` once its headers arrived; every status is an answer, never an
+    exception. A request that fails raises what aiohttp's client raises
+    (``aiohttp.ClientError`` subclasses, ``TimeoutError``, ``OSError``): the callers map
+    those to their error kinds. ``send`` is called concurrently. ``aclose()`` frees the
+    connections; a transport is closed by whoever made it (a fetcher or vendor client closes
+    only the one it built).
+    """
+
+    async def send(self, request: Request) -> Response: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _AiohttpResponse:
+    __slots__ = ("_response", "headers", "status", "url")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status = response.status
+        self.headers = response.headers
+        self.url = response.url
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        return self._response.content.iter_any()
+
+    def release(self) -> None:
+        self._response.release()
+
+    def close(self) -> None:
+        self._response.close()
+
+
+class AiohttpTransport:
+    """The real transport: requests through ``session``, whose connector, timeouts, proxy
+    and resolver settings apply (the fetcher and the vendor client each configure their
+    own)."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+
+    async def send(self, request: Request) -> Response:
+        response = await self.session.request(
+            request.method, request.url, headers=request.headers, data=request.body,
+            proxy=request.proxy, allow_redirects=request.follow_redirects)
+        return _AiohttpResponse(response)
+
+    async def aclose(self) -> None:
+        await self.session.close()
+
+
+class FakeResponse:
+    """A canned response for :class:`FakeTransport`: ``body`` is streamed in ``chunk_size``
+    pieces; ``url`` defaults to the request's."""
+
+    def __init__(self, status: int = 200, headers: Mapping[str, str] | None = None,
+                 body: bytes = b"", *, url: URL | str | None = None,
+                 chunk_size: int = 64 * 1024) -> None:
+        self.status = status
+        self.headers = CIMultiDictProxy(CIMultiDict(headers or {}))
+        self.body = body
+        self.url = URL(url) if isinstance(url, str) else url or URL()
+        self.chunk_size = chunk_size
+        self.released = self.closed = False
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for start in range(0, len(self.body), self.chunk_size):
+            yield self.body[start:start + self.chunk_size]
+
+    def release(self) -> None:
+        self.released = True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+FakeHandler = Callable[[Request], FakeResponse | Awaitable[FakeResponse]]
+
+
+class FakeTransport:
+    """A transport whose ``handler`` (plain or async) answers each request with a
+    :class:`FakeResponse`, or raises to act a failure (e.g.
+    ``aiohttp.ServerDisconnectedError()``, ``TimeoutError()``). ``requests`` lists every
+    request sent, in order (each hop of a followed redirect too)."""
+
+    def __init__(self, handler: FakeHandler) -> None:
+        self.handler = handler
+        self.requests: list[Request] = []
+        self.closed = False
+
+    async def send(self, request: Request) -> Response:
+        for _ in range(_MAX_FAKE_REDIRECTS + 1):
+            response = await self._answer(request)
+            location = response.headers.get("Location")
+            if not (request.follow_redirects and response.status in _REDIRECTS and location):
+                return response
+            method = request.method if response.status in (307, 308) else "GET"
+            request = replace(request, method=method, url=request.url.join(URL(location)),
+                              body=request.body if method == request.method else None)
+        headers = CIMultiDictProxy(CIMultiDict(request.headers))
+        info = aiohttp.RequestInfo(request.url, request.method, headers, request.url)
+        raise aiohttp.TooManyRedirects(info, ())
+
+    async def _answer(self, request: Request) -> FakeResponse:
+        self.requests.append(request)
+        answer = self.handler(request)
+        response = await answer if inspect.isawaitable(answer) else answer
+        if not response.url:
+            response.url = request.url
+        return response
+
+    async def aclose(self) -> None:
+        self.closed = True

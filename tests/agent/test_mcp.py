@@ -1,0 +1,192 @@
+"""End to end: the MCP server as a subprocess, driven by the SDK's own stdio client.
+
+A page and a SearXNG-shaped search API are served on 127.0.0.1 by aiohttp; the server is
+started with ``--allow-net 127.0.0.1/32`` so it may fetch from them. Set
+``PIPELINE_MCP_TRANSCRIPT=FILE`` to save the exchange as markdown.
+"""
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from mcp import Client, StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[2]
+PARAGRAPHS = [
+    f"Paragraph {i} of the field guide explains how herons fish in shallow water, "
+    f"waiting without moving until prey comes close enough to strike. Fact {i}."
+    for i in range(1, 31)
+]
+PAGE = (
+    "<!doctype html><html lang=en><head><title>Herons: a field guide</title></head><body>"
+    "<nav><a href=/>Home</a> <a href=/about>About</a></nav><main><article>"
+    "<h1>Herons: a field guide</h1>"
+    + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    + "</article></main><footer>Copyright nobody</footer></body></html>"
+)
+
+
+@pytest.fixture
+async def site():
+    hits = {"page": 0, "search": 0}
+
+    async def page(request):
+        if request.method == "GET":  # the fetcher may send a HEAD first
+            hits["page"] += 1
+        return web.Response(text=PAGE, content_type="text/html")
+
+    async def search(request):
+        hits["search"] += 1
+        query = request.query.get("q", "")
+        return web.json_response({
+            "query": query,
+            "results": [
+                {"title": f"Result {i} for {query}", "url": f"https://example.org/{i}",
+                 "content": f"Snippet {i} about {query}.", "engine": "fake"}
+                for i in range(1, 4)
+            ],
+        })
+
+    app = web.Application()
+    app.router.add_get("/herons", page)
+    app.router.add_get("/search", search)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    tcp = web.TCPSite(runner, "127.0.0.1", 0)
+    await tcp.start()
+    port = tcp._server.sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", hits
+    await runner.cleanup()
+
+
+def numbers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"Paragraph (\d+) of", text)]
+
+
+def server_params(base: str, cache_dir: Path) -> StdioServerParameters:
+    env = {
+        "PYTHONPATH": str(REPO),
+        "SEARXNG_URL": base,
+        "PIPELINE_CONFIG": "",
+        "HOME": str(cache_dir),  # nothing of the user's leaks in, nothing of ours leaks out
+    }
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pipeline", "mcp", "--allow-net", "127.0.0.1/32",
+              "--search-backend", "searxng", "--max-chars", "800",
+              "--cache", str(cache_dir / "cache")],
+        env=env,
+        cwd=str(REPO),
+    )
+
+
+async def test_mcp_server_over_stdio(site, tmp_path):
+    base, hits = site
+    transcript: list[str] = []
+
+    async def call(client, name, arguments):
+        result = await client.call_tool(name, arguments)
+        text = "\n".join(part.text for part in result.content)
+        transcript.append(f"### call {name} {arguments}\n\nisError={result.is_error}\n\n"
+                          f"```\n{text}\n```\n")
+        return result, text
+
+    async with Client(server_params(base, tmp_path), read_timeout_seconds=60) as client:
+        tools = (await client.list_tools()).tools
+        transcript.append("### tools/list\n\n" + "\n".join(
+            f"- {t.name}: {sorted(t.input_schema['properties'])}" for t in tools) + "\n")
+        assert sorted(t.name for t in tools) == ["web_extract", "web_search"]
+        extract_schema = next(t for t in tools if t.name == "web_extract").input_schema
+        assert "offset" in extract_schema["properties"]
+        assert "backend" not in extract_schema["properties"]
+
+        url = f"{base}/herons"
+        result, text = await call(client, "web_extract", {"urls": [url]})
+        assert not result.is_error
+        assert "Herons: a field guide" in text and f"Source: {url}" in text
+        assert "Paragraph 1 of the field guide" in text
+        assert "Copyright nobody" not in text
+        assert text.count("</untrusted-web-content") == 1
+        assert "offset=" in text  # 30 paragraphs do not fit in 800 characters
+        offset = int(text.split("offset=")[1].split()[0].rstrip(".)"))
+
+        result, more = await call(client, "web_extract", {"urls": [url], "offset": offset})
+        assert not result.is_error
+        assert min(numbers(more)) == max(numbers(text)) + 1  # the next window, no overlap
+        assert hits["page"] == 1  # served from the cache, not fetched again
+
+        result, found = await call(client, "web_search", {"query": "herons", "max_results": 2})
+        assert not result.is_error
+        assert "[Result 1 for herons](https://example.org/1)" in found
+        assert "https://example.org/3" not in found
+        assert hits["search"] == 1
+
+        result, single = await call(client, "web_extract", {"urls": url})  # a bare string
+        assert not result.is_error and f"Source: {url}" in single
+
+        result, refused = await call(client, "web_extract", {"urls": ["file:///etc/passwd"]})
+        assert result.is_error and "root:" not in refused
+
+    saved = os.environ.get("PIPELINE_MCP_TRANSCRIPT")
+    if saved:
+        Path(saved).write_text("\n".join(transcript))
+
+
+async def _frames(*lines: str, limit: float = 60) -> dict[int, dict]:
+    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pipeline", "mcp", "--no-cache", cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO), "PIPELINE_CONFIG": ""},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, limit=1 << 24)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}}
+    proc.stdin.write(json.dumps(init).encode() + b"\n"
+                     + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                     + b"".join(line.encode() + b"\n" for line in lines))
+    await proc.stdin.drain()
+    answers: dict[int, dict] = {}
+    try:
+        async with asyncio.timeout(limit):
+            while len(answers) < len(lines) + 1:
+                raw = await proc.stdout.readline()
+                assert raw, (await proc.stderr.read()).decode()[-2000:]
+                answer = json.loads(raw)
+                answers[answer["id"]] = answer
+    finally:
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 30)
+    return answers
+
+
+def _call(call_id: int, name: str, arguments: str) -> str:
+    """A tools/call frame with ``arguments`` as raw JSON text (escapes kept as written)."""
+    return (f'{{"jsonrpc":"2.0","id":{call_id},"method":"tools/call",'
+            f'"params":{{"name":"{name}","arguments":{arguments}}}}}')
+
+
+async def test_every_raw_call_gets_an_answer_and_errors_quote_urls_clipped():
+    huge = ["http://127.0.0.1:1/" + "a" * 60_000 + f"/{i}" for i in range(100)]
+    answers = await _frames(
+        # a lone surrogate: refused by the SDK's strict JSON parser (loopback: blocked)
+        _call(1, "web_extract", '{"urls":["http://127.0.0.1:1/\\ud800"]}'),
+        _call(2, "web_search", '{"query":"\\udc00' + "q" * 3000 + '"}'),  # over 2,000 chars
+        _call(3, "\\ud83d", "{}"),  # a lone high surrogate as a tool's name
+        _call(4, "web_extract", json.dumps({"urls": huge})),
+    )
+    assert sorted(answers) == [0, 1, 2, 3, 4]
+    for call_id in (1, 2, 3, 4):
+        result = answers[call_id]["result"]
+        assert result["isError"] and len(result["content"]) == 1
+    assert "http://127.0.0.1:1/\ufffd" in answers[1]["result"]["content"][0]["text"]
+    assert "query" in answers[2]["result"]["content"][0]["text"]
+    assert "There is no tool named" in answers[3]["result"]["content"][0]["text"]
+    text = answers[4]["result"]["content"][0]["text"]
+    assert text.count("Reading http://127.0.0.1:1/aaa") == 100
+    assert len(text) < 100 * 500  # each URL quoted clipped, not 6 MB of them
