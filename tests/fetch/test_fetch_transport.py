@@ -157,3 +157,20 @@ async def test_a_vendor_url_that_does_not_parse_is_a_fatal_provider_error():
     with pytest.raises(VendorError, match="invalid endpoint URL") as failed:
         await client.request("GET", "http://[::1/search")
     assert failed.value.fatal and transport.requests == []
+
+
+async def test_the_vendor_clients_own_headers_yield_to_the_callers_in_any_case():
+    transport = FakeTransport(lambda request: FakeResponse(200, {}, b"{}"))
+    client = VendorClient("acme", Settings(), transport=transport)
+    await client.request_json("POST", "https://api.acme.test/v1/search", json_body={"q": "x"},
+                              headers={"user-agent": "mine/1",
+                                       "content-type": "application/json; charset=utf-8"})
+    await client.request_json("POST", "https://api.acme.test/v1/form", data={"q": "x"},
+                              headers={"CONTENT-TYPE": "application/x-www-form-urlencoded"})
+    for sent in transport.requests:  # one of each header, as aiohttp's session sent them
+        names = [name.lower() for name in sent.headers]
+        assert names.count("user-agent") == 1 and names.count("content-type") == 1
+    json_call, form_call = transport.requests
+    assert dict(json_call.headers) == {"user-agent": "mine/1",
+                                       "content-type": "application/json; charset=utf-8"}
+    assert form_call.headers["User-Agent"] == Settings().user_agent
