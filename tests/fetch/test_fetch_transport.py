@@ -174,3 +174,16 @@ async def test_the_vendor_clients_own_headers_yield_to_the_callers_in_any_case()
     assert dict(json_call.headers) == {"user-agent": "mine/1",
                                        "content-type": "application/json; charset=utf-8"}
     assert form_call.headers["User-Agent"] == Settings().user_agent
+
+
+async def test_the_fake_transport_drops_credentials_on_a_redirect_to_another_origin():
+    transport = FakeTransport(lambda request: {
+        "/here": FakeResponse(302, {"Location": "/there"}),
+        "/there": FakeResponse(302, {"Location": "http://elsewhere.test/away"}),
+    }.get(request.url.path, FakeResponse(200)))
+    secrets = {"authorization": "Bearer k", "Cookie": "s=1", "Proxy-Authorization": "Basic x"}
+    await transport.send(Request("GET", URL("http://api.test/here"),
+                                 {"Accept": "*/*", **secrets}, follow_redirects=True))
+    same, also_same, other = (dict(request.headers) for request in transport.requests)
+    assert same == also_same == {"Accept": "*/*", **secrets}
+    assert other == {"Accept": "*/*"}  # as aiohttp's session does when the origin changes
