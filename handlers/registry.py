@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from importlib.metadata import entry_points
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -41,7 +41,7 @@ def _setting(name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class HandlerOptions:
+class HandlerOptions(Mapping[str, Any]):
     """The extraction settings a handler may read, typed, with the defaults of the
     :class:`~pipeline.core.settings.Settings` fields (and batch flags) of the same names.
     Frozen and picklable: it crosses into worker processes inside :class:`HandlerContext`.
@@ -52,8 +52,9 @@ class HandlerOptions:
     * ``include_comments``: append a page's comment threads (``--include-comments``).
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
 
-    :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names; ``get`` and
-    ``[name]`` keep reads written for the old ``dict`` options working.
+    :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names. It is a
+    read-only mapping of the option names, so code written for the old ``dict`` options
+    (``get``, ``[name]``, ``in``, ``dict(...)``, ``{**options}``) keeps working.
     """
 
     max_chars: int | None = None
@@ -79,6 +80,12 @@ class HandlerOptions:
         if name not in _OPTION_NAMES:
             raise KeyError(name)
         return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return (f.name for f in fields(self))
+
+    def __len__(self) -> int:
+        return len(_OPTION_NAMES)
 
 
 _OPTION_NAMES = frozenset(f.name for f in fields(HandlerOptions))

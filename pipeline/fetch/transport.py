@@ -22,6 +22,8 @@ from yarl import URL
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_FAKE_REDIRECTS = 10
+# what a followed redirect to another origin does not carry
+_ORIGIN_ONLY_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,8 @@ class FakeTransport:
     """A transport whose ``handler`` (plain or async) answers each request with a
     :class:`FakeResponse`, or raises to act a failure (e.g.
     ``aiohttp.ServerDisconnectedError()``, ``TimeoutError()``). ``requests`` lists every
-    request sent, in order (each hop of a followed redirect too)."""
+    request sent, in order (each hop of a followed redirect too; a hop to another origin
+    without ``Authorization``, ``Cookie`` and ``Proxy-Authorization``, as aiohttp's)."""
 
     def __init__(self, handler: FakeHandler) -> None:
         self.handler = handler
@@ -157,7 +160,12 @@ class FakeTransport:
             if not (request.follow_redirects and response.status in _REDIRECTS and location):
                 return response
             method = request.method if response.status in (307, 308) else "GET"
-            request = replace(request, method=method, url=request.url.join(URL(location)),
+            target = request.url.join(URL(location))
+            headers = request.headers
+            if target.origin() != request.url.origin():  # as aiohttp's session does
+                headers = {name: value for name, value in headers.items()
+                           if name.lower() not in _ORIGIN_ONLY_HEADERS}
+            request = replace(request, method=method, url=target, headers=headers,
                               body=request.body if method == request.method else None)
         headers = CIMultiDictProxy(CIMultiDict(request.headers))
         info = aiohttp.RequestInfo(request.url, request.method, headers, request.url)

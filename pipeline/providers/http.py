@@ -21,6 +21,7 @@ from yarl import URL
 
 from pipeline.core.errors import PipelineError, sanitize_message
 from pipeline.core.settings import Settings
+from pipeline.fetch.credentials import merge_headers
 from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import SOCKS_SCHEMES, socks_connector
@@ -229,14 +230,15 @@ class VendorClient:
                  headers: Mapping[str, str] | None) -> Request:
         """The request on the wire: the query, the JSON or form body and their type, this
         client's User-Agent under the caller's headers (as aiohttp would build them)."""
-        sent = {"User-Agent": self.settings.user_agent, **(headers or {})}
-        body = None
+        sent = merge_headers({"User-Agent": self.settings.user_agent}, headers or {})
+        body, body_type = None, None
         if json_body is not None:
-            body = json.dumps(json_body).encode()
-            sent.setdefault("Content-Type", "application/json")
+            body, body_type = json.dumps(json_body).encode(), "application/json"
         elif data is not None:
             body = urllib.parse.urlencode(data, doseq=True).encode()
-            sent.setdefault("Content-Type", "application/x-www-form-urlencoded")
+            body_type = "application/x-www-form-urlencoded"
+        if body_type is not None:  # header names match in any case, as aiohttp's do
+            sent = merge_headers({"Content-Type": body_type}, sent)
         target = URL(url)
         if params:
             target = target.extend_query(params)

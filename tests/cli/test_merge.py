@@ -83,3 +83,27 @@ def test_merge_refuses_a_stdout_that_is_one_of_its_parts(run_dir, monkeypatch, c
         assert cli.main(["merge", str(run_dir)]) == 2
     assert "the output stdout is a file of the run" in capsys.readouterr().err
     assert part.read_bytes() == before
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]], ids=["plain", "overwrite"])
+def test_merge_never_replaces_a_parquet_directory_holding_other_files(run_dir, tmp_path,
+                                                                     capsys, overwrite):
+    target = tmp_path / "notes.parquet"  # a directory of the user's, not a Parquet output
+    target.mkdir()
+    (target / "notes.txt").write_text("kept")
+    assert cli.main(["merge", str(run_dir), "-o", str(target), *overwrite]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"{target} holds files that are not Parquet parts (notes.txt)" in line
+    assert (target / "notes.txt").read_text() == "kept"
+
+
+def test_merge_never_replaces_a_parquet_directory_holding_the_run(tmp_path, capsys):
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(URLS) + "\n")
+    target = tmp_path / "all.parquet"
+    run = target / "run"
+    assert cli.main([str(listing), "-o", str(run), "--shard", "0/1", *QUIET],
+                    fetcher=text_fetcher(URLS)) == 0
+    assert cli.main(["merge", str(run), "-o", str(target), "--overwrite"]) == 2
+    assert "holds files that are not Parquet parts (run)" in capsys.readouterr().err
+    assert [record["url"] for record in read_records(run / "part-00000-of-00001.jsonl")] == URLS

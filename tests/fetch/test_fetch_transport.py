@@ -157,3 +157,33 @@ async def test_a_vendor_url_that_does_not_parse_is_a_fatal_provider_error():
     with pytest.raises(VendorError, match="invalid endpoint URL") as failed:
         await client.request("GET", "http://[::1/search")
     assert failed.value.fatal and transport.requests == []
+
+
+async def test_the_vendor_clients_own_headers_yield_to_the_callers_in_any_case():
+    transport = FakeTransport(lambda request: FakeResponse(200, {}, b"{}"))
+    client = VendorClient("acme", Settings(), transport=transport)
+    await client.request_json("POST", "https://api.acme.test/v1/search", json_body={"q": "x"},
+                              headers={"user-agent": "mine/1",
+                                       "content-type": "application/json; charset=utf-8"})
+    await client.request_json("POST", "https://api.acme.test/v1/form", data={"q": "x"},
+                              headers={"CONTENT-TYPE": "application/x-www-form-urlencoded"})
+    for sent in transport.requests:  # one of each header, as aiohttp's session sent them
+        names = [name.lower() for name in sent.headers]
+        assert names.count("user-agent") == 1 and names.count("content-type") == 1
+    json_call, form_call = transport.requests
+    assert dict(json_call.headers) == {"user-agent": "mine/1",
+                                       "content-type": "application/json; charset=utf-8"}
+    assert form_call.headers["User-Agent"] == Settings().user_agent
+
+
+async def test_the_fake_transport_drops_credentials_on_a_redirect_to_another_origin():
+    transport = FakeTransport(lambda request: {
+        "/here": FakeResponse(302, {"Location": "/there"}),
+        "/there": FakeResponse(302, {"Location": "http://elsewhere.test/away"}),
+    }.get(request.url.path, FakeResponse(200)))
+    secrets = {"authorization": "Bearer k", "Cookie": "s=1", "Proxy-Authorization": "Basic x"}
+    await transport.send(Request("GET", URL("http://api.test/here"),
+                                 {"Accept": "*/*", **secrets}, follow_redirects=True))
+    same, also_same, other = (dict(request.headers) for request in transport.requests)
+    assert same == also_same == {"Accept": "*/*", **secrets}
+    assert other == {"Accept": "*/*"}  # as aiohttp's session does when the origin changes

@@ -50,3 +50,16 @@ def test_dict_style_reads_keep_old_handlers_working():
     assert options.get("a_plugin_option", "fallback") == "fallback"
     with pytest.raises(KeyError):
         options["a_plugin_option"]
+
+
+def test_the_options_are_a_read_only_mapping_as_the_old_dict_was():
+    options = HandlerOptions(max_chars=80)
+    # membership, copies and unpacking, as a plugin written for the dict does them
+    assert "include_comments" in options and "a_plugin_option" not in options
+    names = [field.name for field in dataclasses.fields(HandlerOptions)]
+    assert dict(options) == {name: getattr(options, name) for name in names}
+    assert dict(options)["max_chars"] == 80
+    ctx = HandlerContext(url="u", options=options)
+    narrower = dataclasses.replace(ctx, options={**ctx.options, "max_chars": 10})
+    assert narrower.options == HandlerOptions(max_chars=10)
+    assert len(options) == len(names) and list(options.keys()) == names

@@ -95,6 +95,15 @@ def check_merge_output(path: str | None, directory: Path, *, overwrite: bool = F
     hint = "--overwrite replaces it"
     if is_parquet(path):
         _check_parquet(path, resume=False, overwrite=overwrite, hint=hint)
+        # the merge replaces the whole directory (merge._merge_to_parquet), not only its parts
+        folder = Path(path)
+        parts = set(parts_in(folder)) if folder.is_dir() else set()
+        others = sorted(entry.name for entry in folder.iterdir()
+                        if entry not in parts) if folder.is_dir() else []
+        if others:
+            shown = ", ".join(others[:5]) + (", …" if len(others) > 5 else "")
+            raise UsageError(f"{path} holds files that are not Parquet parts ({shown}): "
+                             "choose another -o")
     else:
         _check_file(path, resume=False, overwrite=overwrite, hint=hint)
 
