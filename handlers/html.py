@@ -24,6 +24,7 @@ from handlers.html_extract import (
     holds_prose,
     is_discussion,
     outermost,
+    paragraph_chars,
     product_block,
     prose_mass,
     remove_unlikely,
@@ -46,6 +47,10 @@ _SNIFF = re.compile(
 _LANDMARK_TAGS = ("article", "main")
 _LANDMARK_CLASSES = ("post-content", "entry-content", "content")
 MIN_CHARS = 100  # below this, the scorer probably picked a fragment: try the fallbacks
+# A page showing this much paragraph text is never reported `empty` or `challenge`: the claim
+# would be false. When extraction keeps less than a tenth of it, the paragraphs are the page.
+PROSE_FLOOR = 2000
+_PROSE_KEPT = 0.1
 _LONGER = 1.3
 _PROSE_SHARE = 0.5
 _SHORT_SHARE = 0.1  # ... or when it kept less than this share of a long page's visible text
@@ -119,16 +124,20 @@ class HTMLHandler:
         title_element = next(root.iter("title"), None)
         page_title = "" if title_element is None else text_of(title_element)
         reason = challenge_reason(page_title, text, body_element, visible)
-        if reason and not holds_prose(page):  # an interstitial never holds an article
+        # An interstitial never holds an article.
+        if reason and not holds_prose(page) and paragraph_chars(page) < PROSE_FLOOR:
             raise PipelineError("challenge", reason)
 
         markdown = ctx.format == "markdown"
+        enough = max(MIN_CHARS, _SHORT_SHARE * len(visible))
         if ctx.options.html_extractor == "readability":
             chosen = readability_main(text, ctx.base_url)
             if chosen is not None:
                 clean_tree(chosen)
             content = "" if chosen is None else render(chosen, markdown=markdown,
                                                          base_url=ctx.base_url)
+            if len(content) < enough:
+                content = _unless_prose_lost(source, content, markdown, ctx.base_url)
             if not content.strip():
                 raise PipelineError("empty", "no extractable text on the page")
             return Document(title=title, content=content, format=ctx.format,
@@ -154,11 +163,12 @@ class HTMLHandler:
         if main is not None:
             trim_content(main, title, metadata.get("byline"), discussion=discussion)
             content = render(main, markdown=markdown, base_url=ctx.base_url)
-        enough = max(MIN_CHARS, _SHORT_SHARE * len(visible))
         if len(content) < enough:
             content = self._fallback(root, source, content, markdown, ctx.base_url,
                                      (title, metadata.get("byline")), discussion, enough,
                                      declared == "article")
+        if len(content) < (MIN_CHARS if declared == "article" else enough):
+            content = _unless_prose_lost(source, content, markdown, ctx.base_url)
         if not content.strip():
             raise PipelineError("empty", "no extractable text on the page")
         comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
@@ -207,6 +217,24 @@ def _boilerplate_out(source: bytes, discussion: bool) -> etree._Element:
     clean_tree(fresh)
     remove_unlikely(fresh, keep_threads=discussion, by_name=False)
     return fresh
+
+
+def _unless_prose_lost(source: bytes, content: str, markdown: bool, base_url: str) -> str:
+    """``content``, or — when it holds under a tenth of a page showing ``PROSE_FLOOR``
+    characters of paragraphs (every rule removed the container they sit in: a dialog, a
+    misnamed wrapper) — the page's visible paragraphs and headings, in document order."""
+    tree = parse(source)
+    clean_tree(tree)
+    page = _page(tree)
+    chars = paragraph_chars(page)
+    if chars < PROSE_FLOOR or len(content) >= _PROSE_KEPT * chars:
+        return content
+    shown = page.makeelement("div", {})
+    shown.extend(outermost(list(page.iter("p", *_HEADINGS))))  # moved: the tree is ours
+    return render(shown, markdown=markdown, base_url=base_url)
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def _longer(candidate: str, content: str) -> str:

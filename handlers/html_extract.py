@@ -200,6 +200,11 @@ def holds_prose(element: etree._Element) -> bool:
     return False
 
 
+def paragraph_chars(element: etree._Element) -> int:
+    """Characters of paragraph (``<p>``) text inside ``element``, whitespace collapsed."""
+    return sum(text_length(paragraph) for paragraph in element.iter("p"))
+
+
 def outermost(elements: list[etree._Element]) -> list[etree._Element]:
     """The elements not inside another of them, in the given order."""
     chosen = set(elements)
