@@ -64,6 +64,17 @@ def _shows_little(body: etree._Element | None, tucked: list[etree._Element]) -> 
     return away >= _TUCKED_AWAY_CHARS and text_length(body) - away < _SHOWN_SHARE * away
 
 
+def _hidden_main(page: etree._Element, doomed: list[etree._Element]) -> set[etree._Element]:
+    """The hidden elements of a main landmark that shows almost nothing but them (a wrapper
+    a script shows once the page has loaded, around the whole product or article)."""
+    kept: set[etree._Element] = set()
+    for main in page.iter("main"):
+        inside = [e for e in doomed if main in e.iterancestors()]
+        if _shows_little(main, inside):
+            kept.update(inside)
+    return kept
+
+
 def place_streamed(root: etree._Element) -> None:
     """Move content a page streams in hidden containers to the placeholders it fills.
 
@@ -118,6 +129,11 @@ def clean_tree(root: etree._Element) -> int:
         for noscript in noscripts:  # its children take its place
             noscript.tag = "div"
         return 0
+    if doomed:
+        kept = _hidden_main(body if body is not None else root, doomed)
+        if kept:
+            hidden -= sum(1 for e in kept if text_of(e).strip())
+            doomed = [e for e in doomed if e not in kept]
     for element in noscripts + doomed:
         drop(element)
     return hidden
