@@ -14,7 +14,7 @@ import re
 from lxml import etree
 
 from handlers.decode import decode_html
-from handlers.html_boilerplate import trim_content
+from handlers.html_boilerplate import drop_repeats, trim_content
 from handlers.html_clean import clean_tree
 from handlers.html_dates import dateline
 from handlers.html_dom import heading_text, parse, text_length, text_of
@@ -162,6 +162,8 @@ class HTMLHandler:
         content = ""
         if main is not None:
             trim_content(main, title, metadata.get("byline"), discussion=discussion)
+            if declared == "product":
+                drop_repeats(main)
             content = render(main, markdown=markdown, base_url=ctx.base_url)
         if len(content) < enough:
             content = self._fallback(root, source, content, markdown, ctx.base_url,

@@ -272,6 +272,24 @@ def _drop_teasers(main: etree._Element) -> None:
                 drop(card)
 
 
+def drop_repeats(main: etree._Element) -> None:
+    """Drop blocks repeating an earlier block word for word: a shop renders a product's
+    panels once per screen width and shows one copy (articles repeat themselves on purpose:
+    an interview's question, a recipe's line — so this is for product pages)."""
+    seen: set[str] = set()
+    for element in reversed(_blocks_backwards(main)):
+        text = " ".join(text_of(element).split())
+        if len(text) < _REPEAT_CHARS:
+            continue
+        if text in seen:
+            drop(element)
+        else:
+            seen.add(text)
+
+
+_REPEAT_CHARS = 60
+
+
 def trim_content(main: etree._Element, title: str | None, byline: str | None,
                  discussion: bool = False) -> None:
     """Remove in place what belongs in metadata or to the page furniture, not the body.
