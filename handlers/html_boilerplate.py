@@ -90,10 +90,12 @@ def _squash(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _furniture_name(label: str, discussion: bool) -> bool:
-    return bool(label.strip()) and bool(
-        _FURNITURE_NAMES.search(label) or _POSTER_FURNITURE.search(label)
-        or (not discussion and _ATTRIBUTION_NAMES.search(label)))
+def _furniture_name(label: str | None, ident: str | None, discussion: bool) -> bool:
+    """Whether an element's raw class and id name page furniture (a page repeats them)."""
+    text = f"{label or ''} {ident or ''}".lower()
+    return bool(text.strip()) and bool(
+        _FURNITURE_NAMES.search(text) or _POSTER_FURNITURE.search(text)
+        or (not discussion and _ATTRIBUTION_NAMES.search(text)))
 
 
 def _removable_by_name(element: etree._Element, discussion: bool, links: _Links) -> bool:
@@ -101,7 +103,7 @@ def _removable_by_name(element: etree._Element, discussion: bool, links: _Links)
     label, ident = element.get("class"), element.get("id")
     if not (label or ident) or element.tag == "blockquote":
         return False
-    return _furniture_name(f"{label or ''} {ident or ''}".lower(), discussion) and (
+    return _furniture_name(label, ident, discussion) and (
         text_length(element) < 300 or link_density(element, links) > 0.5
     )
 

@@ -15,6 +15,7 @@ script moves it) is that text: then it stays.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from lxml import etree
 
@@ -40,9 +41,14 @@ def _is_hidden(element: etree._Element, names: list[str]) -> bool:
         return True
     if "style" in names and _HIDDEN_STYLE.search(element.get("style", "")):
         return True
-    if "class" not in names:
-        return False
-    classes = element.get("class", "").lower().split()
+    return "class" in names and _hidden_classes(element.get("class", ""))
+
+
+@lru_cache(maxsize=8192)
+def _hidden_classes(label: str) -> bool:
+    """A "not displayed" utility class without a breakpoint class showing the element (a
+    page repeats its class strings)."""
+    classes = label.lower().split()
     return not HIDDEN_CLASSES.isdisjoint(classes) and not any(
         _SHOWN_AT_WIDTH.match(c) for c in classes)
 

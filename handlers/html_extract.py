@@ -135,14 +135,21 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
         tag = element.tag
         if not isinstance(tag, str) or tag in _NEVER_UNLIKELY or element in code:
             continue
-        comment = element.get("itemprop") == "comment"
-        label, ident = element.get("class"), element.get("id")
+        # Names first: one call lists them, and most elements have a class or nothing.
+        names = element.keys()
+        if not names:
+            if tag in _LANDMARK_TAGS:
+                doomed.append((element, False))
+            continue
+        comment = "itemprop" in names and element.get("itemprop") == "comment"
+        label = element.get("class") if "class" in names else None
+        ident = element.get("id") if "id" in names else None
         named = bool(label or ident)
         unlikely, thread, dialog = _label_kinds(label, ident) if named else _NOTHING
         if keep_threads and (thread or comment):
             threads.append(element)
             continue
-        role = element.get("role")
+        role = element.get("role") if "role" in names else None
         by_tag = tag in _LANDMARK_TAGS or role in _BOILERPLATE_ROLES or comment
         if by_tag or (named and (unlikely if by_name else thread or dialog)):
             # Threads and dialogs go however much text they hold.

@@ -134,17 +134,20 @@ def _marked(root: etree._Element) -> _Marked:
     iteration)."""
     marked = _Marked([], [], [])
     for element in root.iter():
-        if not isinstance(element.tag, str):
+        # Names first: one call lists them, and most elements have only a class or none.
+        names = element.keys()
+        if not names or not isinstance(element.tag, str):
             continue
-        rel, itemprop = element.get("rel"), element.get("itemprop")
-        if rel == "author" or itemprop == "author" or (rel is not None and " author" in rel):
-            marked.authors.append(element)
-        itemtype = element.get("itemtype")
-        if itemtype is not None:
-            marked.itemtypes.append(itemtype)
-        label = element.get("class")
-        if label and _byline_label(label) and element.tag not in _NOT_BYLINE_TAGS:
-            marked.bylines.append(element)
+        if "rel" in names or "itemprop" in names:
+            rel, itemprop = element.get("rel"), element.get("itemprop")
+            if rel == "author" or itemprop == "author" or (rel is not None and " author" in rel):
+                marked.authors.append(element)
+        if "itemtype" in names:
+            marked.itemtypes.append(element.get("itemtype", ""))
+        if "class" in names:
+            label = element.get("class")
+            if label and _byline_label(label) and element.tag not in _NOT_BYLINE_TAGS:
+                marked.bylines.append(element)
     body = root.find("body")
     marked.bylines = [] if body is None else [
         e for e in marked.bylines if e is body or body in e.iterancestors()]
