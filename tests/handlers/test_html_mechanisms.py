@@ -315,3 +315,35 @@ def test_a_product_page_is_its_name_price_description_and_specifications():
     assert "$49.00" in doc.content and all(p in doc.content for p in description)
     assert "Weight | 210 g" in doc.content
     assert "Question 1?" not in doc.content and "About us" not in doc.content
+
+
+def test_a_main_landmark_hiding_its_content_until_a_script_runs_keeps_it():
+    # The shop's whole product sits in a wrapper a script shows; the page around it (menus,
+    # promotions, footer) is visible and long, so the page as a whole does not "show little".
+    story = sentences("roast coffee", 6)
+    menus = "".join(f"<li><a href='/c/{n}'>Collection number {n} of the shop</a></li>"
+                    for n in range(40))
+    body = (f"<header><ul>{menus}</ul></header><main><div class='lock-notice'>Access denied"
+            f"</div><div class='lock-content' style='display:none'><h1>Dark Roast</h1>"
+            f"{paragraphs(story)}</div></main>{FOOTER}")
+    text = extract(body)
+    assert all(s in text for s in story)
+    # A main that shows its content still drops what it hides (a size chart, a popup).
+    shown = (f"<main><h1>Dark Roast</h1>{paragraphs(story)}<div style='display:none'>"
+             f"<p>Size chart: small, medium, large, and extra large cups.</p></div></main>")
+    assert "Size chart" not in extract(shown)
+
+
+def test_a_product_panel_rendered_twice_appears_once_and_an_article_keeps_its_repeats():
+    ld = '<script type="application/ld+json">{"@type": "Product", "name": "Speckle Mug"}</script>'
+    description = sentences("stoneware mug", 3)
+    panel = f"<div class='description'>{paragraphs(description)}</div>"
+    body = (f"<div class='product'><h1>Speckle Mug</h1><p class='price'>$60.00</p>"
+            f"<div class='desktop'>{panel}</div><div class='mobile'>{panel}</div></div>")
+    text = extract(body, head=f"<title>Speckle Mug</title>{ld}")
+    assert all(text.count(d) == 1 for d in description) and "$60.00" in text
+    # An interview asks each guest the same question: an article's repeats are its own.
+    question = "What did you cook first, and who taught you to cook it at home?"
+    interview = "".join(f"<p>{question}</p><p>{answer}</p>"
+                        for answer in sentences("kitchen", 3))
+    assert extract(f"<article>{interview}</article>").count(question) == 3
