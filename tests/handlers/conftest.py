@@ -27,6 +27,12 @@ def news_dataset() -> Path:
     return shared_dataset("article-extraction-benchmark")
 
 
+@pytest.fixture(scope="module")
+def modern_dataset() -> Path:
+    """``../shared/datasets/modern-web-dev`` (skips when absent)."""
+    return shared_dataset("modern-web-dev")
+
+
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 

@@ -123,3 +123,31 @@ def test_challenge_markup_beside_an_article_is_not_a_challenge():
             "<div class='cf-challenge'></div><script>window.cf_chl_opt={}</script>"
             + "".join(f"<p>{sentence(n)} Short.</p>" for n in range(16)) + "</body></html>")
     assert sentence(15) in handle(html)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("dataset", ["news_dataset", "modern_dataset"])
+def test_no_real_page_showing_prose_is_empty_or_a_challenge(dataset, request):
+    """Every page of a dev set: where the cleaned page shows PROSE_FLOOR characters of
+    paragraphs, the handler returns content."""
+    import gzip
+    import json
+
+    from handlers.decode import decode_html
+    from handlers.html_clean import clean_tree
+    from handlers.html_dom import parse
+    from handlers.html_extract import paragraph_chars
+
+    folder = request.getfixturevalue(dataset)
+    truth = json.loads((folder / "ground-truth.json").read_text(encoding="utf-8"))
+    checked = 0
+    for page_id, item in truth.items():
+        body = gzip.decompress((folder / "html" / f"{page_id}.html.gz").read_bytes())
+        tree = parse(decode_html(body)[1])
+        clean_tree(tree)
+        if paragraph_chars(tree) < PROSE_FLOOR:
+            continue
+        checked += 1
+        ctx = HandlerContext(url=item["url"], format="text")
+        assert HTML_HANDLER.handle(body, ctx).content.strip(), page_id
+    assert checked > len(truth) / 2
