@@ -7,7 +7,6 @@ reads ``<script type="application/ld+json">`` and ``<meta>``, which cleaning rem
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from lxml import etree
 from handlers.html_dates import iso_date
 from handlers.html_dom import heading_text, text_of
 from handlers.html_page_type import page_type
+from handlers.structured import raw_blocks, read_declared, structured_objects
 
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
@@ -40,35 +40,14 @@ def squash(text: str | None) -> str:
     return _SPACE.sub(" ", text or "").strip()
 
 
-def _meta(root: etree._Element) -> dict[str, str]:
+def _meta(metas: list[etree._Element]) -> dict[str, str]:
     found: dict[str, str] = {}
-    for meta in root.iter("meta"):
+    for meta in metas:
         key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
         value = squash(meta.get("content"))
         if key and value and key not in found:
             found[key] = value
     return found
-
-
-def _json_ld_objects(root: etree._Element) -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
-    for script in root.iter("script"):
-        if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
-            continue
-        try:
-            data = json.loads(script.text)
-        except ValueError:
-            continue
-        stack = [data]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                objects.append(item)
-                if "@graph" in item:
-                    stack.append(item["@graph"])
-    return objects
 
 
 def _article_ld(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -120,7 +99,8 @@ class _Marked:
 
     authors: list[etree._Element]  # rel=author, itemprop=author
     bylines: list[etree._Element]  # visible elements the page names "byline" or "author"
-    itemtypes: list[str]  # microdata types
+    typed: list[etree._Element]  # microdata: elements with an itemtype
+    props: list[etree._Element]  # ... and with an itemprop
 
 
 @lru_cache(maxsize=4096)
@@ -132,16 +112,17 @@ def _byline_label(label: str) -> bool:
 def _marked(root: etree._Element) -> _Marked:
     """One walk instead of an XPath per question (libxml2's XPath walks slower than lxml's
     iteration)."""
-    marked = _Marked([], [], [])
+    marked = _Marked([], [], [], [])
     for element in root.iter():
         if not isinstance(element.tag, str):
             continue
         rel, itemprop = element.get("rel"), element.get("itemprop")
+        if itemprop is not None:
+            marked.props.append(element)
         if rel == "author" or itemprop == "author" or (rel is not None and " author" in rel):
             marked.authors.append(element)
-        itemtype = element.get("itemtype")
-        if itemtype is not None:
-            marked.itemtypes.append(itemtype)
+        if element.get("itemtype") is not None:
+            marked.typed.append(element)
         label = element.get("class")
         if label and _byline_label(label) and element.tag not in _NOT_BYLINE_TAGS:
             marked.bylines.append(element)
@@ -259,11 +240,16 @@ def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
                 None)
 
 
-def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
-    """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
-    meta = _meta(root)
+def extract_metadata(root: etree._Element, base_url: str, *,
+                     raw: bool = False) -> tuple[str | None, dict[str, Any]]:
+    """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page;
+    ``raw``: with the structured data's blocks as declared (``structured_raw``)."""
+    metas = list(root.iter("meta"))
+    meta = _meta(metas)
     marked = _marked(root)
-    objects = _json_ld_objects(root)
+    declared = read_declared(root, base_url, metas=metas, typed=marked.typed,
+                             props=marked.props)
+    objects = declared.objects
     ld = _article_ld(objects)
     publisher = ld.get("publisher")
     site = meta.get("og:site_name") or meta.get("application-name") or (
@@ -292,6 +278,9 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
         "description": meta.get("description") or meta.get("og:description"),
         "canonical_url": urljoin(base_url, canonical) if canonical else None,
         "image": urljoin(base_url, image) if image else None,
-        "page_type": page_type(marked.itemtypes, meta, objects),
+        "page_type": page_type([str(e.get("itemtype")) for e in marked.typed], meta, objects),
+        "structured": structured_objects(declared),
+        "og": declared.og,
+        "structured_raw": raw_blocks(declared) if raw else None,
     }
     return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

@@ -147,7 +147,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "structured_raw"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -164,6 +164,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--include-comments", "include_comments", True),
+    ("--structured-raw", "structured_raw", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
     ("--trust-env", "trust_env", True),

@@ -84,6 +84,9 @@ class Settings(BaseModel):
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
     include_comments: bool = Field(False, description="append a page's comment threads")
+    structured_raw: bool = Field(
+        False, description="keep a page's JSON-LD and microdata as declared, bounded "
+        "(metadata.structured_raw)")
     html_extractor: Literal["builtin", "readability"] = Field(
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
