@@ -19,7 +19,7 @@ from lxml import etree
 from handlers.html_dates import iso_date
 from handlers.html_dom import heading_text, text_of
 from handlers.html_page_type import page_type
-from handlers.structured import raw_blocks, read_declared, structured_objects
+from handlers.structured import Declared, raw_blocks, read_declared, structured_objects
 
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
@@ -50,12 +50,19 @@ def _meta(metas: list[etree._Element]) -> dict[str, str]:
     return found
 
 
-def _article_ld(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    for item in objects:
+def _article_ld(declared: Declared) -> dict[str, Any]:
+    """The page's first JSON-LD article, its author and publisher references (``{"@id": …}``)
+    replaced by the nodes they name."""
+    for item in declared.objects:
         kind = item.get("@type")
         kinds = " ".join(kind) if isinstance(kind, list) else str(kind or "")
         if _ARTICLE_TYPES.search(kinds) and ("headline" in item or "author" in item):
-            return item
+            resolve = declared.nodes.resolve
+            found = {**item, "publisher": resolve(item.get("publisher"))}
+            authors = item.get("author")
+            found["author"] = ([resolve(a) for a in authors[:20]] if isinstance(authors, list)
+                               else resolve(authors))
+            return found
     return {}
 
 
@@ -250,7 +257,7 @@ def extract_metadata(root: etree._Element, base_url: str, *,
     declared = read_declared(root, base_url, metas=metas, typed=marked.typed,
                              props=marked.props)
     objects = declared.objects
-    ld = _article_ld(objects)
+    ld = _article_ld(declared)
     publisher = ld.get("publisher")
     site = meta.get("og:site_name") or meta.get("application-name") or (
         _names(publisher)[0] if _names(publisher) else None
