@@ -53,7 +53,7 @@ def _meta(metas: list[etree._Element]) -> dict[str, str]:
 def _article_ld(declared: Declared) -> dict[str, Any]:
     """The page's first JSON-LD article, its author and publisher references (``{"@id": …}``)
     replaced by the nodes they name."""
-    for item in declared.objects:
+    for item in (*declared.objects, *declared.items):
         kind = item.get("@type")
         kinds = " ".join(kind) if isinstance(kind, list) else str(kind or "")
         if _ARTICLE_TYPES.search(kinds) and ("headline" in item or "author" in item):
