@@ -7,9 +7,11 @@ reads ``<script type="application/ld+json">`` and ``<meta>``, which cleaning rem
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin
@@ -51,9 +53,10 @@ def _meta(metas: list[etree._Element]) -> dict[str, str]:
 
 
 def _article_ld(declared: Declared) -> dict[str, Any]:
-    """The page's first JSON-LD article, its author and publisher references (``{"@id": …}``)
-    replaced by the nodes they name."""
-    for item in (*declared.objects, *declared.items):
+    """The page's first declared article (JSON-LD, else microdata; top-level, else inside
+    another node), its author and publisher references (``{"@id": …}``) replaced by the
+    nodes they name."""
+    for item in declared.walk():
         kind = item.get("@type")
         kinds = " ".join(kind) if isinstance(kind, list) else str(kind or "")
         if _ARTICLE_TYPES.search(kinds) and ("headline" in item or "author" in item):
@@ -247,6 +250,22 @@ def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
                 None)
 
 
+def _in_local_time(stamp: str | None, root: etree._Element) -> str | None:
+    """A declared UTC timestamp as the page's ``<time datetime>`` gives the same instant, in
+    the page's own zone (its calendar day is the one the page shows)."""
+    if not stamp or not stamp.endswith("+00:00"):
+        return stamp
+    instant = datetime.fromisoformat(stamp)
+    for time_element in itertools.islice(root.iter("time"), 20):
+        shown = iso_date(time_element.get("datetime"))
+        if not shown or "T" not in shown or shown.endswith("+00:00"):
+            continue
+        local = datetime.fromisoformat(shown)
+        if local.tzinfo is not None and local == instant:
+            return shown
+    return stamp
+
+
 def extract_metadata(root: etree._Element, base_url: str, *,
                      raw: bool = False) -> tuple[str | None, dict[str, Any]]:
     """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page;
@@ -269,6 +288,7 @@ def extract_metadata(root: etree._Element, base_url: str, *,
     if not published:
         published = next((day for day in (iso_date(t.get("datetime"))
                                           for t in root.iter("time")) if day), None)
+    published = _in_local_time(published, root)
     html = root if root.tag == "html" else root.getroottree().getroot()
     canonical = next((link.get("href") for link in root.iter("link")
                       if (link.get("rel") or "").lower() == "canonical" and link.get("href")),

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,19 @@ class Declared:
     objects: list[dict[str, Any]] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)
     og: OpenGraph = field(default_factory=dict)
+
+    def walk(self) -> Iterator[dict[str, Any]]:
+        """Every node, breadth first: the top-level objects and items, then what they hold
+        (a ``WebPage``'s ``mainEntity``), then theirs; bounded like every walk."""
+        queue = deque((node, 0) for node in self.nodes.roots)
+        visited = 0
+        while queue and visited < MAX_NODES:
+            node, depth = queue.popleft()
+            visited += 1
+            if isinstance(node, dict):
+                yield node
+            if depth < MAX_DEPTH:
+                queue.extend((child, depth + 1) for child in children(node))
 
 
 def read_declared(root: etree._Element, base_url: str, *,
