@@ -149,7 +149,11 @@ def _byline_candidates(marked: _Marked, meta: dict[str, str],
     authors = authors if isinstance(authors, list) else [authors]
     organisations = [a for a in authors if isinstance(a, dict)
                      and "organization" in str(a.get("@type", "")).lower()]
-    yield from _names([a for a in authors if a not in organisations])
+    people = [name for name in (clean_byline(n) for n in _names(
+        [a for a in authors if a not in organisations])) if _valid_byline(name)]
+    if len(people) > 1:  # co-authors, as the page lists them
+        yield ", ".join(dict.fromkeys(people[:4]))
+    yield from people
     for key in ("author", "article:author", "dc.creator", "parsely-author",
                 "sailthru.author", "byl"):
         yield meta.get(key, "")
