@@ -33,12 +33,17 @@ from handlers.structured.values import (
 )
 
 
-class Article(TypedDict, total=False):
-    """``Article`` and its kinds (``NewsArticle``, ``BlogPosting``, ``Report``,
-    ``DiscussionForumPosting``, …)."""
+class Normalised(TypedDict, total=False):
+    """What every normalised object carries: its declared type and the syntax it came in."""
 
     type: str
     source: str
+
+
+class Article(Normalised, total=False):
+    """``Article`` and its kinds (``NewsArticle``, ``BlogPosting``, ``Report``,
+    ``DiscussionForumPosting``, …)."""
+
     headline: str
     description: str
     authors: list[str]
@@ -61,14 +66,12 @@ class Offer(TypedDict, total=False):
     url: str
 
 
-class Product(TypedDict, total=False):
+class Product(Normalised, total=False):
     """``Product`` (also ``ProductGroup``, ``IndividualProduct``, ``Vehicle``…). ``price``,
     ``currency`` and ``availability`` are the first offer's; an ``AggregateOffer`` gives
     ``low_price``/``high_price``/``offer_count``; ``offers`` lists them when there are
     several."""
 
-    type: str
-    source: str
     name: str
     description: str
     brand: str
@@ -105,16 +108,12 @@ class Question(TypedDict, total=False):
     answer: str
 
 
-class FAQPage(TypedDict, total=False):
-    type: str
-    source: str
+class FAQPage(Normalised, total=False):
     name: str
     questions: list[Question]
 
 
-class Event(TypedDict, total=False):
-    type: str
-    source: str
+class Event(Normalised, total=False):
     name: str
     description: str
     start: str
@@ -135,15 +134,11 @@ class Crumb(TypedDict, total=False):
     url: str
 
 
-class BreadcrumbList(TypedDict, total=False):
-    type: str
-    source: str
+class BreadcrumbList(Normalised, total=False):
     items: list[Crumb]
 
 
-class Organization(TypedDict, total=False):
-    type: str
-    source: str
+class Organization(Normalised, total=False):
     name: str
     url: str
     logo: str
@@ -153,9 +148,7 @@ class Organization(TypedDict, total=False):
     telephone: str
 
 
-class Person(TypedDict, total=False):
-    type: str
-    source: str
+class Person(Normalised, total=False):
     name: str
     url: str
     image: str
@@ -164,9 +157,7 @@ class Person(TypedDict, total=False):
     same_as: list[str]
 
 
-class VideoObject(TypedDict, total=False):
-    type: str
-    source: str
+class VideoObject(Normalised, total=False):
     name: str
     description: str
     thumbnail: str
@@ -176,9 +167,7 @@ class VideoObject(TypedDict, total=False):
     embed_url: str
 
 
-class JobPosting(TypedDict, total=False):
-    type: str
-    source: str
+class JobPosting(Normalised, total=False):
     title: str
     description: str
     organization: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -128,9 +128,15 @@ def text(nodes: Nodes, value: Any, limit: int = TEXT_CHARS) -> str | None:
 def texts(nodes: Nodes, value: Any, limit: int = LIST_ITEMS,
           chars: int = TEXT_CHARS) -> list[str]:
     """Every text in ``value`` (see :func:`text`), duplicates out, at most ``limit``."""
+    return _every(nodes, value, lambda item: text(nodes, item, chars), limit)
+
+
+def _every(nodes: Nodes, value: Any, read: Callable[[Any], str | None],
+           limit: int) -> list[str]:
+    """What ``read`` finds in each item of ``value``, duplicates out, at most ``limit``."""
     found: list[str] = []
     for item in nodes.each(value, limit * 2):
-        one = text(nodes, item, chars)
+        one = read(item)
         if one and one not in found:
             found.append(one)
             if len(found) >= limit:
@@ -154,14 +160,7 @@ def name(nodes: Nodes, value: Any) -> str | None:
 
 
 def names(nodes: Nodes, value: Any, limit: int = 10) -> list[str]:
-    found: list[str] = []
-    for item in nodes.each(value, limit * 2):
-        one = name(nodes, item)
-        if one and one not in found:
-            found.append(one)
-            if len(found) >= limit:
-                break
-    return found
+    return _every(nodes, value, lambda item: name(nodes, item), limit)
 
 
 def url(nodes: Nodes, value: Any) -> str | None:
@@ -189,14 +188,7 @@ def url(nodes: Nodes, value: Any) -> str | None:
 
 
 def urls(nodes: Nodes, value: Any, limit: int = 10) -> list[str]:
-    found: list[str] = []
-    for item in nodes.each(value, limit * 2):
-        one = url(nodes, item)
-        if one and one not in found:
-            found.append(one)
-            if len(found) >= limit:
-                break
-    return found
+    return _every(nodes, value, lambda item: url(nodes, item), limit)
 
 
 def number(nodes: Nodes, value: Any) -> float | None:
