@@ -1,8 +1,10 @@
 """Page metadata from one parsed tree: title (cross-checked), byline, dates, site name, ….
 
-Sources, strongest first: JSON-LD, OpenGraph/Twitter/Dublin Core ``<meta>``, microdata and
-``rel=author``, then the visible page (``<h1>``, ``<time>``). Call it before cleaning: it
-reads ``<script type="application/ld+json">`` and ``<meta>``, which cleaning removes.
+Sources, strongest first: the article the page declares (JSON-LD, else microdata, read once
+by :mod:`handlers.structured`, references followed), OpenGraph/Twitter/Dublin Core
+``<meta>``, ``rel=author``, then the visible page (``<h1>``, ``<time>``). The same reading
+gives ``metadata.structured`` and ``metadata.og``. Call it before cleaning: it reads
+``<script type="application/ld+json">`` and ``<meta>``, which cleaning removes.
 """
 
 from __future__ import annotations
