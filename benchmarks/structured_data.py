@@ -6,9 +6,9 @@ Per page, CPU time (``time.process_time``, the best of ``--passes`` passes, so a
 machine inflates both alike):
 
 * **ours**: :func:`handlers.structured.read_declared` + :func:`structured_objects` on the
-  tree the handler has already parsed, including a walk for the ``itemtype``/``itemprop``
-  elements (inside the handler that walk is shared with the byline rules, so this is an
-  upper bound of what the handler pays);
+  tree the handler has already parsed, given the ``itemtype``/``itemprop`` elements that the
+  handler's walk for its byline rules collects (untimed here): what the handler pays,
+  decoding the JSON-LD included (which it decoded before this reader too);
 * **extruct**: ``extruct.extract(html, syntaxes=["json-ld", "microdata", "opengraph"],
   errors="ignore")`` — raw blocks only, no normalisation; its microdata and OpenGraph
   readers need an ``lxml.html`` tree, so it parses the page again: that parse is shown
@@ -42,7 +42,9 @@ from handlers.structured import read_declared, structured_objects  # noqa: E402
 from handlers.structured.jsonld import is_json_ld  # noqa: E402
 
 
-def ours(root: Any, url: str) -> dict[str, list[dict[str, Any]]]:
+def marked(root: Any, url: str) -> tuple[Any, str, list[Any], list[Any]]:
+    """(tree, URL, elements with an itemtype, with an itemprop), as the handler's walk has
+    them."""
     typed, props = [], []
     for element in root.iter():
         if isinstance(element.tag, str):
@@ -50,6 +52,11 @@ def ours(root: Any, url: str) -> dict[str, list[dict[str, Any]]]:
                 typed.append(element)
             if element.get("itemprop") is not None:
                 props.append(element)
+    return root, url, typed, props
+
+
+def ours(root: Any, url: str, typed: list[Any], props: list[Any]
+         ) -> dict[str, list[dict[str, Any]]]:
     return structured_objects(read_declared(root, url, typed=typed, props=props))
 
 
@@ -106,11 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     for set_name in args.set or list(SETS):
         pages = load_set(SETS[set_name])
         sources = [(decode_html(p.body, None)[1], p.url) for p in pages]
-        trees = [(parse(source), url) for source, url in sources]
+        trees = [marked(parse(source), url) for source, url in sources]
         lines.append(f"| {set_name} | ours | {figures(best_of(args.passes, ours, trees))} |")
         groups: Counter[str] = Counter()
         blocks = refused = 0
-        for root, url in trees:
+        for root, url, typed, props in trees:
             for script in root.iter("script"):
                 if is_json_ld(script) and (script.text or "").strip():
                     blocks += 1
@@ -118,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
                         json.loads(script.text or "", strict=False)
                     except ValueError:
                         refused += 1
-            groups.update({g: len(o) for g, o in ours(root, url).items()})
-        with_ld = sum(any(is_json_ld(s) and (s.text or "").strip() for s in root.iter("script"))
-                      for root, _ in trees)
+            groups.update({g: len(o) for g, o in ours(root, url, typed, props).items()})
+        with_ld = sum(any(is_json_ld(s) and (s.text or "").strip() for s in tree[0].iter(
+            "script")) for tree in trees)
         line = (f"{set_name}: {len(pages)} pages, {with_ld} with JSON-LD ({blocks} blocks, "
                 f"{refused} refused by strict JSON); objects: "
                 + ", ".join(f"{g} {n}" for g, n in groups.most_common()))
@@ -129,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"{figures(best_of(args.passes, extruct_page, sources))} |")
             lines.append(f"| {set_name} | extruct's parse alone | "
                          f"{figures(best_of(args.passes, extruct_parse, sources))} |")
-            lost = sum(1 for (source, url), (root, _) in zip(sources, trees, strict=True)
-                       if any(is_json_ld(s) and (s.text or "").strip() for s in root.iter(
+            lost = sum(1 for (source, url), tree in zip(sources, trees, strict=True)
+                       if any(is_json_ld(s) and (s.text or "").strip() for s in tree[0].iter(
                            "script")) and not extruct_page(source, url).get("json-ld"))
             line += f"; extruct returns no JSON-LD on {lost} of the {with_ld} pages with some"
         notes.append(line)
