@@ -1,6 +1,6 @@
 """Structured data (JSON-LD, microdata, OpenGraph): our reader against extruct, on both dev sets.
 
-    python benchmarks/structured_data.py [--set news|modern ...] [--passes 3]
+    python benchmarks/structured_data.py [--set news|modern ...] [--passes 3] [--against DIR]
 
 Per page, CPU time (``time.process_time``, the best of ``--passes`` passes, so a busy
 machine inflates both alike):
@@ -13,6 +13,11 @@ machine inflates both alike):
   errors="ignore")`` — raw blocks only, no normalisation; its microdata and OpenGraph
   readers need an ``lxml.html`` tree, so it parses the page again: that parse is shown
   apart (``extruct − parse`` is its cost on a tree of its own kind).
+
+``--against DIR`` (another checkout, e.g. main's from ``git archive``) also times the whole
+metadata step, :func:`handlers.html_metadata.extract_metadata`, of DIR's
+``html_metadata.py`` against this tree's, alternating page by page in one process (DIR's
+module is loaded with this tree's other modules): the handler's added cost per page.
 
 Also: pages with JSON-LD, blocks that strict JSON refuses, pages on which extruct returns no
 JSON-LD although the page has some (one bad block loses the page's JSON-LD), objects per
@@ -101,10 +106,47 @@ def import_ms(statement: str, before: str) -> float:
                for _ in range(5))
 
 
+def metadata_step(directory: Path) -> tuple[Any, Any]:
+    """(this tree's ``extract_metadata``, ``directory``'s)."""
+    import importlib.util
+
+    from handlers.html_metadata import extract_metadata
+
+    path = directory / "handlers" / "html_metadata.py"
+    spec = importlib.util.spec_from_file_location("before_html_metadata", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return extract_metadata, module.extract_metadata
+
+
+def metadata_rows(set_name: str, sources: list[tuple[bytes, str]], passes: int,
+                  directory: Path) -> list[str]:
+    """The metadata step's CPU per page, this tree's and ``directory``'s, each page's best of
+    ``passes`` alternating runs on a fresh parse."""
+    after, before = metadata_step(directory)
+    best = {"before": [float("inf")] * len(sources), "after": [float("inf")] * len(sources)}
+    for number in range(passes):
+        for index, (source, url) in enumerate(sources):
+            order = [("before", before), ("after", after)]
+            for name, step in order if (number + index) % 2 else order[::-1]:
+                root = parse(source)
+                start = time.process_time()
+                step(root, url)
+                best[name][index] = min(best[name][index],
+                                        (time.process_time() - start) * 1000)
+    added = [a - b for a, b in zip(best["after"], best["before"], strict=True)]
+    return [f"| {set_name} | metadata step, {directory.name} | {figures(best['before'])} |",
+            f"| {set_name} | metadata step, this tree | {figures(best['after'])} |",
+            f"| {set_name} | added per page | {figures(added)} |"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", choices=list(SETS))
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="another checkout's tree")
     args = parser.parse_args(argv)
     have_extruct = available("extruct")
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
@@ -115,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         sources = [(decode_html(p.body, None)[1], p.url) for p in pages]
         trees = [marked(parse(source), url) for source, url in sources]
         lines.append(f"| {set_name} | ours | {figures(best_of(args.passes, ours, trees))} |")
+        if args.against:
+            lines.extend(metadata_rows(set_name, sources, args.passes, args.against.resolve()))
         groups: Counter[str] = Counter()
         blocks = refused = 0
         for root, url, typed, props in trees:
