@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from handlers import HandlerRegistry
 from pipeline.batch.engine import BatchEngine, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
+from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions, RunInput
@@ -140,7 +141,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                 documents = await fetchers.enter_async_context(
                     document_fetcher(settings, fetcher.gate))
             assert documents is not None
-            expander = Expander(expand, documents, settings.max_bytes)
+            expander = Expander(expand, documents, settings.max_bytes,
+                                parse=in_worker(runner, settings.max_bytes))
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:

@@ -2,9 +2,10 @@
 runs take them.
 
 The plain run expands sitemaps on its own event loop, through a fetcher that shares the
-page fetcher's per-host budget (:func:`document_fetcher`), streaming their URLs into the
-engine (:func:`run_batches`); a sharded run expands them once, in the process that reads
-the input, before its items are split by host like lines (:func:`all_items`).
+page fetcher's per-host budget (:func:`document_fetcher`) and its handler pool (which
+parses the documents), streaming their URLs into the engine (:func:`run_batches`); a
+sharded run expands them once, in the process that reads the input, with a worker process
+of its own, before its items are split by host like lines (:func:`all_items`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import contextlib
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 
+from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem, feed, feed_async
 from pipeline.batch.input.run_input import ExpandOptions, RunInput
+from pipeline.batch.pool import ProcessRunner
 from pipeline.core.errors import PROG
 from pipeline.core.settings import Settings
 from pipeline.fetch.client import HttpFetcher
@@ -61,7 +64,12 @@ def expanded(options: ExpandOptions, settings: Settings, start: int) -> Iterator
     stack = contextlib.AsyncExitStack()
     try:
         fetcher = loop.run_until_complete(stack.enter_async_context(document_fetcher(settings)))
-        expander = Expander(options, fetcher, settings.max_bytes)
+        # spawn: this process may fork its shard processes later (a forkserver's would not
+        # be theirs to use); one worker is started for the first document
+        worker = loop.run_until_complete(stack.enter_async_context(
+            ProcessRunner(1, settings.handler_timeout, start_method="spawn")))
+        expander = Expander(options, fetcher, settings.max_bytes,
+                            parse=in_worker(worker, settings.max_bytes))
         items = expander.items(start)
         stack.push_async_callback(items.aclose)
         while batch := loop.run_until_complete(_take(items, _SYNC_BATCH)):

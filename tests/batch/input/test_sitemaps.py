@@ -240,7 +240,7 @@ async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
     def broken(body: bytes) -> list[str]:
         raise RuntimeError("parser bug")
 
-    monkeypatch.setattr("pipeline.batch.input.expand.feed_links", broken)
+    monkeypatch.setattr("pipeline.batch.input.documents.feed_links", broken)
     fetcher = FakeFetcher({"https://s.test/feed": rss(["https://s.test/1"]),
                            "https://s.test/map": urlset(["https://s.test/2"])},
                           media_type="application/xml")
