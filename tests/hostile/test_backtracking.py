@@ -56,7 +56,7 @@ def _nested_repeats(items, inside: bool = False) -> int:
     count = 0
     for op, argument in items:
         if op in _REPEATS:
-            low, high, body = argument
+            _, high, body = argument
             unbounded = high == sre.MAXREPEAT
             count += int(unbounded and inside)
             count += _nested_repeats(body, inside or unbounded)

@@ -22,7 +22,6 @@ FEED_ROOTS = frozenset({"rss", "feed", "RDF", "channel"})
 _ENTRY: dict[str, LinkKind] = {"url": "page", "sitemap": "sitemap"}
 _ROBOTS_FIELDS = (b"sitemap", b"site-map")
 _ROOT_SEARCH_BYTES = 1 << 20  # a prolog longer than this hides no sitemap
-_SAFE_XML = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 
 def _local(tag: object) -> str:
@@ -41,11 +40,13 @@ class XmlLinks:
         # The root element is lxml's first start event (libxml2 reads a prolog in linear
         # time, as it reads the rest: no regular expression guesses at it).
         self._roots: etree.XMLPullParser | None = etree.XMLPullParser(
-            events=("start",), **_SAFE_XML)
+            events=("start",), resolve_entities=False, no_network=True, load_dtd=False,
+            huge_tree=False)
         self._sniffed = 0
         # Only <loc> ends are reported (filtered inside lxml): one event per entry.
         self._parser = etree.XMLPullParser(
-            events=("end",), tag="{*}loc", remove_comments=True, remove_pis=True, **_SAFE_XML)
+            events=("end",), tag="{*}loc", resolve_entities=False, no_network=True,
+            load_dtd=False, huge_tree=False, remove_comments=True, remove_pis=True)
 
     def feed(self, data: bytes) -> list[tuple[LinkKind, str]]:
         """The links the bytes so far complete; raises ``etree.XMLSyntaxError`` on a

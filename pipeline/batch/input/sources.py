@@ -76,6 +76,12 @@ def expanded(options: ExpandOptions, settings: Settings, start: int) -> Iterator
             yield from batch
         say(settings, expander.stats.describe(options))
     finally:
+        # a stop (KeyboardInterrupt) leaves a step half-way: ended before the walk is closed
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending))
         loop.run_until_complete(stack.aclose())
         loop.close()
 

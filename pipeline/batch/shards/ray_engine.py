@@ -16,9 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +27,14 @@ from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem, load_items
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import count_lines
-from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, say, spooled
+from pipeline.batch.shards.shard_run import (
+    ShardJob,
+    prepare,
+    run_shard,
+    say,
+    spooled,
+    stop_signals_interrupt,
+)
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.settings import Settings
 
@@ -65,26 +70,6 @@ def _ray_session(address: str | None) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
-
-
-@contextmanager
-def _stop_signals_interrupt() -> Iterator[None]:
-    """SIGINT and SIGTERM stop the driver as Ctrl-C does (where signals can be handled; a
-    shell may start a background job with SIGINT ignored)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.signal(number, interrupt) for number in signals}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
@@ -135,7 +120,7 @@ class _Tasks:
                                                retry_exceptions=False)
         waiting = sorted(self.jobs)
         running: dict[Any, int] = {}
-        with _stop_signals_interrupt():
+        with stop_signals_interrupt():
             try:
                 while waiting or running:
                     while waiting and len(running) < in_flight:

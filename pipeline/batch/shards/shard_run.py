@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,10 +117,32 @@ def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
         shutil.rmtree(left, ignore_errors=True)
     directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
-        items = all_items(args.run_input, settings)
-        yield split_items(items, output.shards, output.pending(), directory)
+        with stop_signals_interrupt():  # the walk of sitemaps may take a while
+            items = all_items(args.run_input, settings)
+            spools = split_items(items, output.shards, output.pending(), directory)
+        yield spools
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def stop_signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop this (driver) process as Ctrl-C does, by KeyboardInterrupt
+    (where signals can be handled: in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, interrupt) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def say(settings: Settings, message: str) -> None:
