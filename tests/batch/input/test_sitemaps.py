@@ -6,6 +6,7 @@ import contextlib
 import gzip
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -250,3 +251,29 @@ async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
     assert [(i.url, i.problem_kind if i.problem else None) for i in items] == [
         ("https://s.test/2", None), ("https://s.test/feed", "extract")]
     assert "parser bug" in items[1].problem
+
+
+async def test_max_urls_bounds_a_fanning_index_of_indexes(tmp_path):
+    """Every index lists 40 more indexes (and never a page): with --max-urls 5 the walk
+    fetches at most 5 + --sitemap-depth documents and writes at most 5 records, the
+    records of the documents nested too deep included (before: 8,385 documents and
+    326,441 error records in two minutes, still going)."""
+    gets: list[str] = []
+
+    async def fan(request: web.Request) -> web.Response:
+        if request.method == "GET":
+            gets.append(request.path)
+        name = request.path.removesuffix(".xml")
+        children = [f"http://{request.host}{name}-{n}.xml" for n in range(40)]
+        return web.Response(body=index(children), content_type="application/xml")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", fan)
+    out = tmp_path / "out.jsonl"
+    async with serve(app) as base:
+        code, stderr = await run_cli("--sitemap", f"{base}/i.xml", "--max-urls", "5",
+                                     "-o", str(out), *LOOPBACK, limit=300)
+    assert code == 0, stderr
+    records = read_records(out)
+    assert 0 < len(records) <= 5 and not any(r["ok"] for r in records)
+    assert len(gets) <= 5 + 4 and "stopped at --max-urls 5" in stderr
