@@ -147,7 +147,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -155,6 +155,8 @@ _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--backend", "backend", "NAME"),
     ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
     ("--header", "headers", "'NAME: VALUE'"),
+    ("--credential-host", "credential_hosts", "HOST[:PORT]"),
+    ("--credential-header", "credential_headers", "NAME"),
 )
 _WHOLE_VALUES = frozenset({"headers"})  # a header's value may hold commas: never split
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (

@@ -82,11 +82,13 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
         started = time.monotonic()
         # Each task has one CPU: one handler worker beside its event loop.
         local = settings.model_copy(update={"processes": 1, "workers": 1})
-        with spooled(args, output, settings) as spools:
+        scope = args.run_input.credential_scope(settings)
+        with spooled(args, output, settings, scope) as spools:
             show = not settings.quiet and sys.stderr.isatty()
             progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
             try:
-                tasks = _Tasks({shard: ShardJob(output, shard, local, args.run_input.local_files)
+                tasks = _Tasks({shard: ShardJob(output, shard, local, args.run_input.local_files,
+                                                scope)
                                 for shard in spools},
                                {shard: spool.path for shard, spool in spools.items()}, progress)
                 tasks.run(IN_FLIGHT_PER_CPU * cpus)
