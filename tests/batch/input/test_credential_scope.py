@@ -67,7 +67,7 @@ def _with_secrets(log) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("sharded", [False, True], ids=["plain", "processes"])
 async def test_urls_a_sitemap_chose_get_no_credentials(tmp_path, sharded):
     out = tmp_path / ("out" if sharded else "out.jsonl")
-    async with two_ports() as (base, elsewhere, mine, other):
+    async with two_ports() as (base, _, mine, other):
         code, stderr = await run_cli(
             "--sitemap", f"{base}/map.xml", "-o", str(out), "--cookie-file",
             _cookie_file(tmp_path), *FLAGS, *(["--processes", "2"] if sharded else []))
@@ -85,7 +85,7 @@ async def test_urls_a_sitemap_chose_get_no_credentials(tmp_path, sharded):
 
 
 async def test_a_credential_host_or_a_listed_url_names_the_other_origin(tmp_path):
-    async with two_ports() as (base, elsewhere, mine, other):
+    async with two_ports() as (base, elsewhere, _, other):
         port = elsewhere.rsplit(":", 1)[1]
         code, stderr = await run_cli("--sitemap", f"{base}/map.xml", "-o",
                                      str(tmp_path / "a.jsonl"), "--credential-host",
