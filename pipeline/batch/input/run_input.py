@@ -9,7 +9,8 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from pipeline.batch.input.items import InputItem, open_input
 from pipeline.batch.input.tables import read_input
@@ -61,6 +62,15 @@ class RunInput:
         finally:
             if source is not sys.stdin.buffer:
                 source.close()
+
+    def identity(self) -> dict[str, Any] | None:
+        """How the input's items are made, beyond the file's bytes (a sharded run's
+        manifest keeps it): None for a plain list."""
+        if self.format == "lines" and not self.expand.roots:
+            return None
+        return {"format": self.format, "url_column": self.url_column,
+                **{name: list(value) if isinstance(value, tuple) else value
+                   for name, value in asdict(self.expand).items()}}
 
     def credential_scope(self, settings: Settings) -> CredentialScope | None:
         """Where the run's credentials may go: None (every URL, on its own host) without

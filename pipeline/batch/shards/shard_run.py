@@ -102,8 +102,10 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
         if found is None:
             raise UsageError("the number of shards is not known: give --shards N")
         shards = int(found["shards"])
-    output = open_output_dir(args.output, manifest(shards, args.urls, settings),
-                             resume=args.resume)
+    run_input: RunInput = args.run_input
+    wanted = manifest(shards, args.urls, settings, run_input.identity())
+    output = open_output_dir(args.output, wanted, resume=args.resume,
+                             replacing=args.overwrite and only is None, shard=only)
     if not args.resume:
         for shard in range(shards) if only is None else [only]:
             output.clear(shard)
