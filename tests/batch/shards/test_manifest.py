@@ -5,11 +5,15 @@ with its own before it writes, and refuses a mismatch in one line naming what di
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
 
 import pytest
 
 from pipeline.batch.output.output_dir import open_output_dir, read_manifest
+from pipeline.batch.shards import plan
 from pipeline.cli import command as cli
 from pipeline.core.errors import UsageError
 from pipeline.fetch.base import FakeFetcher
@@ -71,3 +75,38 @@ def test_a_whole_run_with_overwrite_replaces_another_runs_shards(tmp_path, capsy
         open_output_dir(str(out), wanted, resume=True)
     open_output_dir(str(out), wanted, resume=False, replacing=True)  # --processes --overwrite
     assert not list(out.glob("part-*")) and read_manifest(out) == wanted
+
+
+class _FullDisk(io.RawIOBase):
+    """A file on a disk with ``room`` bytes left: then ENOSPC, as a full tmpfs says."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return len(data)
+
+
+def test_a_full_disk_while_processes_spool_is_exit_74_with_the_resume_hint(
+        tmp_path, capsys, monkeypatch):
+    urls = write_urls(tmp_path / "urls.txt", [f"http://10.0.0.{n}/page" for n in range(300)])
+    out = tmp_path / "out"
+    argv = [str(urls), "-o", str(out), "--processes", "2", "--workers", "2"]
+    monkeypatch.setattr(plan, "open", lambda path, mode: io.BufferedWriter(_FullDisk(1000)),
+                        raising=False)
+    assert cli.main(argv) == 74
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("extract-pipeline: error: cannot write ") and \
+        "No space left on device" in err[-1] and "--resume" in err[-1]
+    assert not list(out.glob(".items-*"))  # the spool is gone
+    monkeypatch.undo()  # space freed: the resumed run does it all (each address refused)
+    assert cli.main([*argv, "--resume", "--quiet"]) == 0
+    merged = tmp_path / "merged.jsonl"
+    assert cli.main(["merge", str(out), "-o", str(merged)]) == 0
+    assert len(merged.read_text().splitlines()) == 300
