@@ -277,3 +277,38 @@ async def test_max_urls_bounds_a_fanning_index_of_indexes(tmp_path):
     records = read_records(out)
     assert 0 < len(records) <= 5 and not any(r["ok"] for r in records)
     assert len(gets) <= 5 + 4 and "stopped at --max-urls 5" in stderr
+
+
+async def test_a_document_that_is_no_sitemap_or_feed_is_always_a_record(tmp_path):
+    """Each says what it is; none yields garbage URLs (before: the lower-case doctype wrote
+    nothing, the others read their bytes as lines of a text sitemap)."""
+    base_of: dict[str, str] = {}
+    page = "http://127.0.0.1:1/page/1"
+    extra = {
+        "/lower.html": (b"<!doctype html><html><body><p>Hi</p></body></html>", "text/html"),
+        "/upper.html": (b"<!DOCTYPE html><html><body><p>Hi</p></body></html>", "text/html"),
+        "/double.xml.gz": (gzip.compress(gzip.compress(urlset([page]))), "application/gzip"),
+        "/utf16.xml": (urlset([page]).decode().replace("UTF-8", "UTF-16").encode("utf-16"),
+                       "application/xml"),
+        "/utf16.txt": (f"{page}\n".encode("utf-16-le"), "text/plain"),
+        "/prose.txt": (b"Hello there\nno address on any line\n", "text/plain"),
+        "/prologue.xml": (b'<?xml version="1.0"?>' + b"\n" * 60 + b"!", "application/xml"),
+    }
+    app, _ = sitemap_site(base_of, extra)
+    out = tmp_path / "out.jsonl"
+    async with serve(app) as base:
+        base_of["base"] = base
+        code, stderr = await run_cli(*(arg for path in extra for arg in ("--sitemap",
+                                                                         base + path)),
+                                     "-o", str(out), *LOOPBACK)
+    assert code == 0, stderr
+    found = {r["url"].removeprefix(base): r["error"] for r in read_records(out)}
+    said = {path: (error["kind"], error["message"]) for path, error in found.items()}
+    assert set(said) == set(extra), said  # one record each, and no page
+    expected = {"/lower.html": "an HTML page", "/upper.html": "an HTML page",
+                "/double.xml.gz": "a gzip file inside the gzip file",
+                "/utf16.xml": "UTF-16", "/utf16.txt": "UTF-16 text without a byte-order mark",
+                "/prose.txt": "none of them an http(s) URL", "/prologue.xml": "neither"}
+    for path, words in expected.items():
+        assert words in said[path][1], (path, said[path])
+    assert {kind for kind, _ in said.values()} <= {"unsupported_type", "decode"}
