@@ -7,7 +7,7 @@ would outlast every limit."""
 from __future__ import annotations
 
 from pipeline.batch.input.sitemaps import XmlLinks
-from pipeline.core.models import Document
+from tests.support.faulty_handlers import _Faulty
 
 
 def _endless(self: XmlLinks, data: bytes) -> list:
@@ -18,17 +18,4 @@ def _endless(self: XmlLinks, data: bytes) -> list:
 XmlLinks.feed = _endless  # type: ignore[method-assign]
 
 
-class _Unused:
-    """The plugin's handler: a media type no page has."""
-
-    name = "unused"
-    media_types = ("application/x-test-unused",)
-
-    def sniff(self, head: bytes) -> bool:
-        return False
-
-    def handle(self, body: bytes, ctx) -> Document:
-        return Document(content=body.decode())
-
-
-handler = _Unused()
+handler = _Faulty("unused", lambda body: None)  # the plugin's handler: a type no page has

@@ -33,17 +33,24 @@ OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_
 _FLAGS = {"handlers": "handler"}  # a setting whose flag has another name
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write through a temporary name in the same directory, then rename over ``path``."""
+def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
+    """Write through a temporary name in the same directory, then rename it over ``path``
+    — or, without ``replace``, link it there only if ``path`` does not exist yet (False if it
+    did: another process wrote it first)."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
+        if replace:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):  # gone already once renamed
             os.unlink(temporary)
-        raise
+    return True
 
 
 def fingerprint(path: str | None) -> dict[str, Any] | None:
@@ -207,7 +214,8 @@ def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool,
     data = json.dumps(wanted, indent=1).encode() + b"\n"
     try:
         found = read_manifest(directory)
-        if found is None and _create(directory / "manifest.json", data):
+        if found is None and _write_atomically(directory / "manifest.json", data,
+                                               replace=False):
             return output
         found = found or read_manifest(directory)  # another run created it meanwhile
         if found is not None and (changed := differences(found, wanted)):
@@ -239,18 +247,3 @@ def _refuse_other_run(path: str, changed: list[str], *, resume: bool, shard: int
 
 def _holds_parts(directory: Path) -> bool:
     return any(directory.glob("part-*"))
-
-
-def _create(path: Path, data: bytes) -> bool:
-    """Write ``path`` if it does not exist yet (atomically, never over another's)."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.link(temporary, path)
-    except FileExistsError:
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-    return True
