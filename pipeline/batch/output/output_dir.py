@@ -31,6 +31,13 @@ OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
                    "instruction", "compress_floor", "html_extractor")
 _FLAGS = {"handlers": "handler"}  # a setting whose flag has another name
+# The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
+# list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
+_ITEM_FLAGS: dict[str, tuple[str, Any]] = {
+    "format": ("--input-format", "lines"), "url_column": ("--url-column", None),
+    "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
+    "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
+    "exclude": ("--exclude", []), "same_host": ("--same-host", False)}
 
 
 def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
@@ -91,9 +98,11 @@ def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
         named.append(f"N {found.get('shards')} there, {wanted['shards']} here")
     if found.get("input") != wanted["input"]:
         named.append("another input file (or other content)")
-    if found.get("items") != wanted["items"]:
-        named.append("the items' options (--input-format, --url-column, --sitemap, --feed "
-                     "or their bounds)")
+    there_items, here_items = found.get("items") or {}, wanted["items"] or {}
+    for name, (flag, default) in _ITEM_FLAGS.items():
+        there, here = there_items.get(name, default), here_items.get(name, default)
+        if there != here:
+            named.append(f"{flag} {_shown(there)} there, {_shown(here)} here")
     settings = found.get("settings") or {}
     defaults = Settings.model_construct().model_dump(mode="json", include=set(OUTPUT_SETTINGS))
     for name in OUTPUT_SETTINGS:

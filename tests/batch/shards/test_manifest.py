@@ -42,7 +42,7 @@ def test_a_shard_of_another_run_is_refused_naming_what_differs(tmp_path, capsys)
         (["--max-chars", "500"], "--max-chars 100000 there, 500 here"),
         (["--format", "text", "--html-extractor", "readability"],
          '--format "markdown" there, "text" here'),
-        (["--input-format", "tsv"], "the items' options"),
+        (["--input-format", "tsv"], '--input-format "lines" there, "tsv" here'),
     ]
     for flags, named in refused:
         code, err = _run(capsys, str(urls), "--shard", "1/2", "-o", out, *flags)
