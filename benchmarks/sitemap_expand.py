@@ -97,8 +97,8 @@ def expand_only(base: str) -> None:
     from pipeline.batch.input.documents import in_worker
     from pipeline.batch.input.expand import Expander
     from pipeline.batch.input.run_input import ExpandOptions
-    from pipeline.batch.pool import ProcessRunner
     from pipeline.batch.input.sources import document_fetcher
+    from pipeline.batch.pool import ProcessRunner
     from pipeline.core.settings import Settings
 
     settings = Settings(allow_net=["127.0.0.1/32"], rate=float("inf"), per_host=64)
