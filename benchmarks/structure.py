@@ -70,7 +70,7 @@ _BLOCK_SPEC = (
     "footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section summary table tr "
     "td th ul caption")
 _BLOCKS = frozenset(_BLOCK_SPEC.split())
-_NOT_SHOWN = ("script", "style", "noscript", "template", "head", "svg")
+_NOT_SHOWN = ("script", "style", "template", "head", "svg")
 _CELL_CHARS = 400
 _LINE_SHARE = 0.5  # a heading or list item is at least this share of a truth line
 _TABLE_SHARE = 0.8
@@ -362,17 +362,19 @@ def markdown_structure(markdown: str) -> Structure:
             found.tables.append(Part(tidy(table)))
         elif kind in ("fence", "code_block"):
             found.text.append(token.content)
+            if items:  # an item's own text is all of it but its nested lists
+                items[-1].append(token.content)
             if lines := _code_lines(token.content):
                 found.code.append(Part(lines))
         elif kind == "inline":
             text = _inline_text(token)
             found.text.append(text)
+            if items:
+                items[-1].append(text)
             if heading is not None:
                 heading.append(text)
             elif containers[-1:] in (["th_open"], ["td_open"]):
                 row.append(words(text))
-            elif containers[-2:] == ["list_item_open", "paragraph_open"] and items:
-                items[-1].append(text)
     return found
 
 

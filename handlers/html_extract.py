@@ -143,7 +143,8 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
             threads.append(element)
             continue
         role = element.get("role")
-        by_tag = tag in _LANDMARK_TAGS or role in _BOILERPLATE_ROLES or comment
+        by_tag = ((tag in _LANDMARK_TAGS and not _section_header(element))
+                  or role in _BOILERPLATE_ROLES or comment)
         if by_tag or (named and (unlikely if by_name else thread or dialog)):
             # Threads and dialogs go however much text they hold.
             doomed.append((element, thread or comment or dialog or role in _DIALOG_ROLES))
@@ -167,6 +168,14 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
 
 
 _NOTHING = (False, False, False)
+_SECTIONING = ("article", "aside", "main", "nav", "section")
+
+
+def _section_header(element: etree._Element) -> bool:
+    """A ``<header>`` inside an article or a section heads that part (its heading), not
+    the page: HTML makes it the page's banner only outside sectioning content."""
+    return element.tag == "header" and next(element.iterancestors(*_SECTIONING),
+                                            None) is not None
 
 
 @lru_cache(maxsize=8192)
