@@ -169,13 +169,21 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
 
 _NOTHING = (False, False, False)
 _SECTIONING = ("article", "aside", "main", "nav", "section")
+_SECTION_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+_SECTION_HEADER_CHARS = 300
 
 
 def _section_header(element: etree._Element) -> bool:
-    """A ``<header>`` inside an article or a section heads that part (its heading), not
-    the page: HTML makes it the page's banner only outside sectioning content."""
-    return element.tag == "header" and next(element.iterancestors(*_SECTIONING),
-                                            None) is not None
+    """A ``<header>`` that heads a section: its closest sectioning ancestor is a
+    ``<section>``, it holds the section's heading (``<h2>``–``<h6>``) and a line or two at
+    most. Not the page's banner (HTML makes a header one only outside sectioning content),
+    nor an article's or a product's head (headline, standfirst, byline: metadata)."""
+    if element.tag != "header" or element.find(".//h1") is not None:
+        return False
+    closest = next(element.iterancestors(*_SECTIONING), None)
+    return (closest is not None and closest.tag == "section"
+            and next(element.iter(*_SECTION_HEADINGS), None) is not None
+            and text_length(element) < _SECTION_HEADER_CHARS)
 
 
 @lru_cache(maxsize=8192)

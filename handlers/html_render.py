@@ -19,10 +19,11 @@ from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _MAX_DEPTH = 100  # each level costs up to ~5 Python frames; the limit is 1000
-_MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
+# Markdown's inline marks, and a "<" that would open raw HTML ("use the <div> tag").
+_MD_ESCAPE = re.compile(r"([\\`*_\[\]]|<(?=[A-Za-z/!?]))")
 # What would start a heading, list item, quotation, thematic break, code fence or HTML block
 # at the start of a paragraph ("1984. That year …", "# of users", "- Sent from my phone").
-_BLOCK_START = re.compile(r"(?:#{1,6}|[-+*]|\d{1,9}[.)])(?=\s|$)|[><|]|---|~~~")
+_BLOCK_START = re.compile(r"(?:#{1,6}|[-+*]|\d{1,9}[.)])(?=\s|$)|[><]|---|~~~")
 _ORDINAL = re.compile(r"\d{1,9}")
 _HEADING = re.compile(r"(#{1,6} )(.*)", re.DOTALL)
 _REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
