@@ -482,10 +482,6 @@ def load_fixtures(folder: Path = FIXTURES) -> list[Page]:
     return pages
 
 
-def load(set_name: str) -> list[Page]:
-    return load_fixtures() if set_name == "fixtures" else load_set(SETS[set_name])
-
-
 # --------------------------------------------------------------------------- extractors
 def ours(pages: Sequence[Page]) -> list[str]:
     return [record.content or "" for record, _ms in
@@ -581,20 +577,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", choices=["fixtures", *SETS],
                         help="repeatable; default: all three")
+    parser.add_argument("--dataset", type=Path, help="one dataset folder instead of the sets")
+    parser.add_argument("--fixtures", type=Path, default=FIXTURES,
+                        help="the folder of hand-written pages")
     parser.add_argument("--only", help="comma-separated extractor names: " + ", ".join(EXTRACTORS))
     parser.add_argument("--no-write", action="store_true",
                         help="do not update benchmarks/README.md")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="list what ours lost or added, page by page")
     args = parser.parse_args(argv)
-    sets = args.set or ["fixtures", *SETS]
+    if args.dataset and not (args.dataset / "ground-truth.json").is_file():
+        parser.error(f"no ground-truth.json in {args.dataset}")
+    loaders: dict[str, Callable[[], list[Page]]] = {
+        "fixtures": lambda: load_fixtures(args.fixtures),
+        **{name: functools.partial(load_set, path) for name, path in SETS.items()}}
+    if args.dataset:
+        loaders = {args.dataset.name: functools.partial(load_set, args.dataset)}
+    sets = [args.dataset.name] if args.dataset else args.set or list(loaders)
     names = args.only.split(",") if args.only else list(EXTRACTORS)
+    notes = [f"{name}: skipped (no dataset at {SETS[name]})" for name in sets
+             if name in SETS and not args.dataset and not SETS[name].is_dir()]
+    sets = [name for name in sets if name not in SETS or args.dataset or SETS[name].is_dir()]
     load_before = os.getloadavg()[0]
     results: dict[str, dict[str, Score]] = {}  # of the text each extractor kept
     pipeline: dict[str, dict[str, Score]] = {}  # of all in the truth's region
-    notes = []
     for set_name in sets:
-        pages = load(set_name)
+        pages = loaders[set_name]()
         regions = [Region(page.truth) for page in pages]
         declared = [page_structure(page.body).within(region)
                     for page, region in zip(pages, regions, strict=True)]
@@ -616,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
             results.setdefault(set_name, {})[name] = rendered
             pipeline.setdefault(set_name, {})[name] = in_region
     options = "".join(f" --set {s}" for s in args.set or []) + (
-        f" --only {args.only}" if args.only else "")
+        f" --only {args.only}" if args.only else "") + (
+        f" --dataset {args.dataset}" if args.dataset else "")
     report = (
         "Structure read from each extractor's markdown with markdown-it-py (CommonMark + GFM "
         "tables), summed over the pages of a set; F1 with the number of declared elements in "
@@ -630,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         + table(pipeline) + "\n" + "".join(f"\n- {note}" for note in dict.fromkeys(notes))
         + f"\n\nCommand: `python benchmarks/structure.py{options}`")
     print(report)
-    if not args.no_write:
+    if not args.no_write and not args.dataset:
         write_readme(report, start=MARK_START, end=MARK_END, heading="Markdown structure")
     return 0
 

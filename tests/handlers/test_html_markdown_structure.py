@@ -12,6 +12,8 @@ from handlers.html import HTML_HANDLER
 from handlers.html_dom import parse
 from handlers.html_render import render
 from handlers.registry import HandlerContext
+from pipeline.core.truncate import truncate
+from tests.core.test_truncate import assert_valid_cut
 
 PARA = ("This paragraph is the body of the article, long enough to be scored as real content, "
         "with commas, clauses, and a few more words to make it count. ")
@@ -261,3 +263,33 @@ def test_a_link_whose_address_has_spaces_stays_a_link():
     links = [c.attrs["href"] for t in tokens(markdown) if t.type == "inline"
              for c in t.children or [] if c.type == "link_open"]
     assert links == ["https://example.org/files/annual%20report%20%282024%29.pdf"]
+
+
+# --------------------------------------------------------------------------- truncation
+_WORDS = st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), min_size=1, max_size=6).map(
+    " ".join)
+_CODE_LINE = st.one_of(st.from_regex(r"[a-z=(){}|;`\[\] ]{0,20}", fullmatch=True),
+                       st.just("```"), st.just("| a | b |"))
+_BLOCKS = st.one_of(
+    _WORDS.map(lambda w: f"<p>{w}, <a href='/p/{w[:3]}'>{w}</a>.</p>"),
+    st.lists(_CODE_LINE, min_size=1, max_size=5).map(lambda ls: f"<pre>{'<br>'.join(ls)}</pre>"),
+    st.lists(_WORDS, min_size=2, max_size=4).map(
+        lambda ws: "<table><tr><th rowspan='2'>n</th><th colspan='2'>w</th></tr>"
+        + "".join(f"<tr><td><div><a href='/t'>{w}</a></div></td><td>{w} | x</td></tr>"
+                  for w in ws) + "</table>"),
+    st.lists(_WORDS, min_size=1, max_size=4).map(
+        lambda ws: "<ul>" + "".join(f"<li>{w}<ol><li>{w}</li></ol></li>" for w in ws) + "</ul>"),
+    _WORDS.map(lambda w: f"<h2>{w}<br>{w}</h2>"),
+)
+
+
+@settings(deadline=None, max_examples=150)
+@given(_WORDS, st.lists(_BLOCKS, min_size=1, max_size=6), st.integers(min_value=20,
+                                                                    max_value=400))
+def test_rendered_structure_cut_anywhere_stays_valid_markdown(first, blocks, max_chars):
+    html = f"<body><p>{first}.</p>{''.join(blocks)}</body>"
+    markdown = render(parse(html), markdown=True, base_url="https://e.test/")
+    result = truncate(markdown, max_chars, markdown=True)
+    assert len(result.text) <= max_chars
+    if result.truncated:
+        assert_valid_cut(markdown, result.text)
