@@ -45,7 +45,7 @@ def code_text(element: etree._Element) -> str:
     """A code block's text as shown: its own line breaks, plus one for each ``<br>`` and
     around each block element inside (serialised as text, a ``<br>`` is nothing and a
     highlighter's line ``<div>`` runs into the next)."""
-    if next(element.iterdescendants(*_LINE_BREAKS), None) is None:
+    if not len(element) or next(element.iterdescendants(*_LINE_BREAKS), None) is None:
         return text_of(element)
     parts: list[str] = []
     _lines(element, parts)

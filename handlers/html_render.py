@@ -35,7 +35,9 @@ _URL_UNSAFE = str.maketrans({" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">"
 def holds_blocks(element: etree._Element) -> bool:
     """Whether an inline element (a link, emphasis) wraps block elements: a card's heading
     and blurb, a list in ``<em>``."""
-    return next(element.iterdescendants(*_BLOCK_TAG_LIST), None) is not None
+    # (most links and emphasis hold text alone: no descendants to look through)
+    return len(element) > 0 and next(element.iterdescendants(*_BLOCK_TAG_LIST),
+                                     None) is not None
 
 
 def _escape_block_start(text: str) -> str:
