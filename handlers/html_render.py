@@ -280,9 +280,8 @@ class _Renderer:
         self.flush()
         if is_layout(element):  # its cells' lists, code and tables stay what they are
             for row in own_rows(element):
-                for cell in cells(row):
-                    self.children(cell)
-                    self.flush()
+                for cell in cells(row):  # each cell whole, as a one-column table's are
+                    self.blocks.extend(self.inner_blocks(cell))
             return
         rows = grid(element, lambda cell: _SPACE.sub(" ", self.inner(cell)).strip())
         if not rows:
