@@ -78,7 +78,7 @@ class Settings(BaseModel):
     cookie_file: str | None = Field(
         None, description="cookies.txt (Netscape format) sent to their domains only")
 
-    # --- rendering in a headless browser (see pipeline.render, extra [browser])
+    # --- rendering in a headless browser (see pipeline.browser, extra [browser])
     render: Literal["never", "auto", "always"] = Field(
         "never", description="render pages in headless Chromium: never, auto (app shells "
         "and data islands only) or always (every HTML page)")

@@ -25,9 +25,9 @@ from pipeline.fetch.base import Fetcher, FetchError, Validators
 
 if TYPE_CHECKING:
     from handlers import ContentHandler
+    from pipeline.browser.renderer import Renderer
     from pipeline.fetch.base import FetchResult
     from pipeline.fetch.local_files import LocalFiles
-    from pipeline.render.browser import Renderer
 
 SNIFF_BYTES = 1024
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -67,7 +67,7 @@ class NativeExtractor:
     handlers plus ``settings.handlers``. ``local_files`` (the batch command's
     ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows. With
     ``settings.render`` other than ``never`` HTML pages may be rendered in a headless browser
-    (:mod:`pipeline.render`; ``renderer`` replaces the one built here and is the caller's to
+    (:mod:`pipeline.browser`; ``renderer`` replaces the one built here and is the caller's to
     open and close).
     """
 
@@ -103,7 +103,7 @@ class NativeExtractor:
             runner = self._runner or InlineRunner(self.settings.handler_timeout)
             self._runner = await stack.enter_async_context(runner)
             if self._renderer is None and self.settings.render != "never":
-                from pipeline.render.browser import Renderer  # Playwright only when used
+                from pipeline.browser.renderer import Renderer  # Playwright only when used
 
                 self._renderer = await stack.enter_async_context(
                     Renderer(self.settings, gate=getattr(self._fetcher, "gate", None)))
@@ -216,9 +216,9 @@ class NativeExtractor:
                                  ctx: HandlerContext, fields: dict[str, Any]) -> Document:
         """The page's document as the settings' render mode wants it: ``always`` renders
         first; ``auto`` extracts the fetched page and renders it only when that found an
-        app shell or next to nothing where scripts were (:mod:`pipeline.render.shells`)."""
-        from pipeline.render.browser import Source
-        from pipeline.render.shells import render_reason
+        app shell or next to nothing where scripts were (:mod:`pipeline.browser.shells`)."""
+        from pipeline.browser.renderer import Source
+        from pipeline.browser.shells import render_reason
 
         assert self._renderer is not None and self._runner is not None
         if self.settings.render == "auto":

@@ -3,7 +3,7 @@
 One browser per :class:`Renderer` (so per process, per shard, per Ray task), started on the
 first page that needs it. Pages are isolated by site: each browser context serves one site
 (``host:port``, and whether the user's cookies go with it) and one page at a time, with its
-own :class:`~pipeline.render.proxy.PolicyProxy`, so the bytes a page downloads are counted
+own :class:`~pipeline.browser.proxy.PolicyProxy`, so the bytes a page downloads are counted
 for that page; idle contexts are kept for their site's next page (its scripts come from the
 context's cache) up to a bound. The page's own document is the one the fetcher already
 fetched (policy, caps, HEAD guard, credentials and politeness applied), handed to the browser
@@ -18,7 +18,7 @@ the Playwright driver runs in its own session (a Ctrl-C or a SIGTERM to our proc
 reaches only us, and we close the browser after the run's grace period); when our process is
 killed outright the driver sees its pipe close and closes the browser; whatever of the browser
 is still alive after a close or a crash is killed by its process group
-(:mod:`pipeline.render.processes`).
+(:mod:`pipeline.browser.processes`).
 """
 
 from __future__ import annotations
@@ -39,21 +39,21 @@ from typing import TYPE_CHECKING, Any
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
+from pipeline.browser.locate import check_rendering
+from pipeline.browser.processes import browser_processes, find_leader, kill_browser, memory_kib
+from pipeline.browser.proxy import PageBudget, PolicyProxy
+from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.fetch.credentials import Credentials, same_host
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
-from pipeline.render.locate import check_rendering
-from pipeline.render.processes import browser_processes, find_leader, kill_browser, memory_kib
-from pipeline.render.proxy import PageBudget, PolicyProxy
-from pipeline.render.settle import HOOKS, SETTLE
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
 
-log = logging.getLogger("pipeline.render")
+log = logging.getLogger("pipeline.browser")
 
 BLOCKED_TYPES = frozenset({"image", "font", "media"})
 # Chromium's own traffic off (it still meets the deny-all proxy if it tries), WebRTC only
@@ -93,12 +93,15 @@ class Source:
 @dataclass
 class Rendered:
     """The DOM after rendering, as UTF-8 HTML; ``final_url`` where the page ended up;
-    ``bytes`` everything the page downloaded (its own document included)."""
+    ``bytes`` everything the page downloaded (its own document included); ``settled``
+    whether it settled before the cap; ``refused`` how many of its requests the proxy
+    refused."""
 
     html: bytes
     final_url: str
     bytes: int
     settled: bool
+    refused: int = 0
 
 
 @dataclass
@@ -214,10 +217,10 @@ class Renderer:
         self.settings = settings
         self.gate = gate or HostGate(settings.per_host, settings.rate)
         self.policy = NetworkPolicy.from_settings(settings)
-        self.executable = check_rendering(settings.browser_path)
+        self.executable = check_rendering(settings)
         self._inner_resolver = resolver
         self._resolver: PolicyResolver | None = None
-        self._credentials = Credentials.from_settings(settings)
+        self._credentials: tuple[Settings, Credentials | None] | None = None
         self._slots = asyncio.Semaphore(settings.render_concurrency)
         self._browser: _Browser | None = None
         self._starting = asyncio.Lock()  # taken after a slot, never before
@@ -283,9 +286,15 @@ class Renderer:
                     browser.pages += 1
                     self._check_health(browser)
 
+    def credentials(self) -> Credentials | None:
+        """The user's credentials (read again when the settings are replaced)."""
+        if self._credentials is None or self._credentials[0] is not self.settings:
+            self._credentials = (self.settings, Credentials.from_settings(self.settings))
+        return self._credentials[1]
+
     async def _render(self, browser: _Browser, source: Source, deadline: float) -> Rendered:
-        credentialed = self._credentials is not None and same_host(URL(source.final_url),
-                                                                    URL(source.url))
+        credentialed = self.credentials() is not None and same_host(URL(source.final_url),
+                                                                     URL(source.url))
         site = await self._site(browser, URL(source.final_url), credentialed)
         budget = PageBudget(self.settings.render_max_bytes, used=len(source.body))
         job = _Job(source, budget, deadline)
@@ -341,7 +350,7 @@ class Renderer:
         if len(html) > self.settings.max_bytes:
             raise PipelineError("too_large", f"the rendered page is more than "
                                 f"{self.settings.max_bytes} bytes (max_bytes)")
-        return Rendered(html, page.url, job.budget.used, settled)
+        return Rendered(html, page.url, job.budget.used, settled, job.budget.refused)
 
     async def _site(self, browser: _Browser, url: URL, credentialed: bool) -> _Site:
         """An idle context of ``url``'s site, or a new one."""
@@ -363,8 +372,9 @@ class Renderer:
             site = _Site(context, proxy, self)
             await context.add_init_script(HOOKS)
             await context.route("**/*", site.route)
-            if credentialed and self._credentials is not None:
-                cookies = self._credentials.browser_cookies(url)
+            credentials = self.credentials()
+            if credentialed and credentials is not None:
+                cookies = credentials.browser_cookies(url)
                 if cookies:
                     await context.add_cookies([
                         {"name": c.name, "value": c.value, "domain": url.raw_host or "",
@@ -444,8 +454,9 @@ class Renderer:
         try:
             port = await deny.start()
             playwright = await _start_driver(directory)
-            env: dict[str, str | float | bool] = {**os.environ, "HOME": directory, "XDG_CONFIG_HOME": directory,
-                   "XDG_CACHE_HOME": directory, "PIPELINE_BROWSER": directory}
+            env: dict[str, str | float | bool] = {
+                **os.environ, "HOME": directory, "XDG_CONFIG_HOME": directory,
+                "XDG_CACHE_HOME": directory, "PIPELINE_BROWSER": directory}
             browser = await playwright.chromium.launch(
                 executable_path=self.executable, env=env, timeout=LAUNCH_TIMEOUT * 1000,
                 chromium_sandbox=hasattr(os, "geteuid") and os.geteuid() != 0,

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
 
 # The real binary first: Debian's /usr/bin/chromium is a shell script that adds its own
 # flags and Google API keys from /etc/chromium.d.
@@ -72,7 +73,10 @@ def find_browser(browser_path: str | None) -> str:
                         + f"): {INSTALL_HINT}")
 
 
-def check_rendering(browser_path: str | None) -> str:
-    """Both checks, before a run starts; returns the executable."""
+def check_rendering(settings: Settings) -> str:
+    """Every check of the render settings, before a run starts; returns the executable."""
+    if settings.proxy or settings.trust_env:
+        raise PipelineError("config", "--render does not go through --proxy/--trust-env: "
+                            "the browser's requests would bypass your proxy")
     require_playwright()
-    return find_browser(browser_path)
+    return find_browser(settings.browser_path)

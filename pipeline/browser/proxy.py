@@ -45,7 +45,8 @@ class PageBudget:
         self.limit = limit
         self.used = used
         self.exceeded = asyncio.Event()
-        self.refused: list[str] = []  # targets the policy refused, for the record's message
+        self.refused = 0  # requests the proxy refused (the policy, or no connection)
+        self.reasons: list[str] = []  # the first few of them
         if used > limit:
             self.exceeded.set()
 
@@ -148,8 +149,10 @@ class PolicyProxy:
             except (Refused, PipelineError, UnicodeDecodeError) as exc:
                 reason = exc.message if isinstance(exc, PipelineError) else str(exc)
                 self.refusals += 1
-                if budget is not None and len(budget.refused) < 20:
-                    budget.refused.append(reason)
+                if budget is not None:
+                    budget.refused += 1
+                    if len(budget.reasons) < 20:
+                        budget.reasons.append(reason)
                 body = f"refused by extract-pipeline's safety policy: {reason}\n".encode()
                 writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
                              b"Connection: close\r\nContent-Length: "
