@@ -39,13 +39,22 @@ def _mentions(pid: int, marker: bytes) -> bool:
     return False
 
 
-def find_leader(marker: str) -> int | None:
-    """The browser process: the process group leader whose environment holds ``marker``."""
+def find_leader(variable: str, marker: str) -> int | None:
+    """The browser process: the process group leader whose environment sets ``variable``
+    to ``marker`` (the browser is started with it; other processes may mention ``marker``)."""
+    entry = f"{variable}={marker}".encode()
     for pid in _pids():
         stat = _stat(pid)
-        if stat is not None and stat[1] == pid and _mentions(pid, marker.encode()):
-            return pid
+        if stat is None or stat[1] != pid:
+            continue
+        with contextlib.suppress(OSError):
+            if entry in (PROC / str(pid) / "environ").read_bytes().split(b"\0"):
+                return pid
     return None
+
+
+def alive(pid: int) -> bool:
+    return _stat(pid) is not None
 
 
 def browser_processes(leader: int | None, marker: str) -> list[int]:

@@ -40,7 +40,13 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from pipeline.browser.locate import check_rendering
-from pipeline.browser.processes import browser_processes, find_leader, kill_browser, memory_kib
+from pipeline.browser.processes import (
+    alive,
+    browser_processes,
+    find_leader,
+    kill_browser,
+    memory_kib,
+)
 from pipeline.browser.proxy import PageBudget, PolicyProxy
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
@@ -70,6 +76,7 @@ CHROMIUM_ARGS = (
     "--disk-cache-size=33554432",
 )
 MARKER_PREFIX = "pipeline-browser-"
+MARKER_VARIABLE = "PIPELINE_BROWSER"  # set to the browser's private directory
 MEMORY_CHECK_PAGES = 20  # pages between two looks at the browser's memory
 IDLE_CONTEXTS_PER_SLOT = 2  # idle contexts kept: this many per page rendered at once
 READ_MARGIN = 1.0  # seconds of the deadline kept for reading the page after the wait
@@ -174,7 +181,7 @@ class _Browser:
         self.browser = browser
         self.directory = directory
         self.deny = deny
-        self.leader = find_leader(directory)
+        self.leader = find_leader(MARKER_VARIABLE, directory)
         self.sites: OrderedDict[tuple[str, bool], list[_Site]] = OrderedDict()
         self.pages = 0
         self.crashed = False
@@ -182,6 +189,14 @@ class _Browser:
 
     def _disconnected(self, _: object) -> None:
         self.crashed = True
+
+    def alive(self) -> bool:
+        """Still usable: connected, and its process still there (the disconnection may not
+        have been reported yet when a page fails with it)."""
+        if not self.crashed and not (self.browser.is_connected() and (
+                self.leader is None or alive(self.leader))):
+            self.crashed = True
+        return not self.crashed
 
     def processes(self) -> list[int]:
         return browser_processes(self.leader, self.directory)
@@ -277,7 +292,7 @@ class Renderer:
                 except PipelineError:
                     raise
                 except Exception as exc:
-                    if browser.crashed:
+                    if not browser.alive():
                         raise PipelineError("render", "the browser crashed while rendering "
                                                       "this page", retryable=True) from None
                     raise PipelineError("render", f"rendering failed: "
@@ -437,7 +452,7 @@ class Renderer:
 
     async def _started(self) -> _Browser:
         async with self._starting:
-            if self._browser is not None and self._browser.crashed:
+            if self._browser is not None and not self._browser.alive():
                 old, self._browser = self._browser, None
                 await old.close()
             if self._browser is None:
@@ -456,7 +471,7 @@ class Renderer:
             playwright = await _start_driver(directory)
             env: dict[str, str | float | bool] = {
                 **os.environ, "HOME": directory, "XDG_CONFIG_HOME": directory,
-                "XDG_CACHE_HOME": directory, "PIPELINE_BROWSER": directory}
+                "XDG_CACHE_HOME": directory, MARKER_VARIABLE: directory}
             browser = await playwright.chromium.launch(
                 executable_path=self.executable, env=env, timeout=LAUNCH_TIMEOUT * 1000,
                 chromium_sandbox=hasattr(os, "geteuid") and os.geteuid() != 0,
@@ -467,7 +482,7 @@ class Renderer:
                 with contextlib.suppress(Exception):
                     await playwright.stop()
             await deny.close()
-            kill_browser(find_leader(directory), directory)
+            kill_browser(find_leader(MARKER_VARIABLE, directory), directory)
             shutil.rmtree(directory, ignore_errors=True)
             if isinstance(exc, PlaywrightError):
                 raise PipelineError("render", f"cannot start the browser {self.executable}: "
