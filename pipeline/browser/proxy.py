@@ -170,21 +170,26 @@ class PolicyProxy:
                 self._writers.discard(upstream)
                 upstream.transport.abort()
 
-    async def _connect(self, url: URL
-                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """Judge ``url``'s host (literal: now; name: resolved once, here) and connect to
-        the address judged."""
+    async def judge(self, url: URL) -> str:
+        """The address to connect to for ``url``: its literal IP judged now, or its name
+        resolved once and judged; raises :class:`Refused` or ``PipelineError('blocked')``."""
         check_target(url, self.policy)  # literal IPs; raises PipelineError('blocked')
         host = (url.raw_host or "").strip("[]")
-        port = url.port or 80
         try:
-            address = str(ipaddress.ip_address(host.split("%")[0]))
+            return str(ipaddress.ip_address(host.split("%")[0]))
         except ValueError:
             try:
-                answers = await self.resolver.resolve(host, port)
+                answers = await self.resolver.resolve(host, url.port or 80)
             except OSError as exc:
                 raise Refused(str(exc) or f"cannot resolve {host}") from None
-            address = answers[0]["host"]
+            address: str = answers[0]["host"]
+            return address
+
+    async def _connect(self, url: URL
+                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Judge ``url``'s host and connect to the address judged."""
+        address = await self.judge(url)
+        host, port = url.raw_host, url.port or 80
         try:
             async with asyncio.timeout(self.connect_timeout):
                 return await asyncio.open_connection(address, port, limit=CHUNK)

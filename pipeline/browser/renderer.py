@@ -47,7 +47,7 @@ from pipeline.browser.processes import (
     kill_browser,
     memory_kib,
 )
-from pipeline.browser.proxy import PageBudget, PolicyProxy
+from pipeline.browser.proxy import PageBudget, PolicyProxy, Refused
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
@@ -55,6 +55,7 @@ from pipeline.fetch.credentials import Credentials, same_host
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
+from pipeline.fetch.urls import parse_url
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
@@ -152,6 +153,12 @@ class _Site:
                 await route.abort("blockedbyclient")
                 return
             target = URL(request.url)
+            try:  # refused here, the page stays as it is rather than showing the refusal
+                await self.proxy.judge(parse_url(request.url))
+            except (Refused, PipelineError):
+                job.budget.refused += 1
+                await route.abort("blockedbyclient")
+                return
             try:
                 async with self.renderer.gate.slot(f"{target.raw_host}:{target.port}",
                                                    job.deadline):
@@ -361,7 +368,7 @@ class Renderer:
                 if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
                     raise
                 await asyncio.sleep(0.05)
-        html = (await page.content()).encode("utf-8", "surrogatepass")
+        html = (await _content(page, job.deadline)).encode("utf-8", "surrogatepass")
         if len(html) > self.settings.max_bytes:
             raise PipelineError("too_large", f"the rendered page is more than "
                                 f"{self.settings.max_bytes} bytes (max_bytes)")
@@ -527,6 +534,22 @@ def _document_headers(source: Source) -> dict[str, str]:
         if name in source.headers:
             headers[name] = source.headers[name]
     return headers
+
+
+async def _content(page: Page, deadline: float) -> str:
+    """The page's DOM as HTML; a navigation under way is waited for (a form the page
+    submits at the last moment), within the deadline."""
+    loop = asyncio.get_running_loop()
+    for _ in range(3):
+        try:
+            return await page.content()
+        except Exception as exc:
+            if "navigating" not in str(exc):
+                raise
+            with contextlib.suppress(Exception):
+                await page.wait_for_load_state(
+                    "domcontentloaded", timeout=max(0.1, deadline - loop.time()) * 1000)
+    return await page.content()
 
 
 async def _close_quietly(page: Page) -> None:
