@@ -14,9 +14,11 @@ Parts (``--skip`` names them):
   with ``--render auto`` at the default ``--render-concurrency`` (politeness opened: one host
   serves everything), F1 against the static pages through ``--render never``; wall time, the
   CPU of the whole process tree (command, Playwright driver, Chromium) per rendered page.
-  The peer, in the same run: a plain Playwright script that renders every JS-app page in the
-  same Chromium with ``wait_until="networkidle"`` at the same concurrency (``crawl4ai`` did
-  not install here), its HTML through our HTML handler so the F1 compares what was rendered.
+  The peers, in the same run: a plain Playwright script that renders every JS-app page in the
+  same Chromium with ``wait_until="networkidle"`` at the same concurrency, and with
+  ``--crawl4ai-python`` crawl4ai (its defaults, ``arun_many`` at the same concurrency, over
+  CDP on the same Chromium); their HTML goes through our HTML handler, so the F1 compares
+  what was rendered.
 * ``memory``: ``--renders`` renders in one browser (no replacement), the proportional set
   size of the browser's processes every 100.
 * ``orphans``: the command line killed mid-render by Ctrl-C (SIGINT to its group), SIGTERM,
@@ -46,7 +48,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.measure import run_measured  # noqa: E402
 from benchmarks.shingle_metric import corpus_score, score_page  # noqa: E402
 
 DATASETS = ROOT.parent / "shared" / "datasets"
@@ -168,6 +169,8 @@ def auto_rate() -> list[str]:
 
 
 def run_cli(urls: list[str], work: Path, mode: str) -> tuple[list[dict], object, str]:
+    from benchmarks.measure import run_measured  # psutil: the bench extra
+
     (work / "urls.txt").write_text("\n".join(urls) + "\n")
     out = work / f"out-{mode}.jsonl"
     before = load()
@@ -206,14 +209,50 @@ asyncio.run(main())
 """
 
 
-def peer(urls: list[str], work: Path, concurrency: int) -> tuple[list[str], object, str]:
+# crawl4ai has no executable path: it is pointed over CDP at the same Chromium, started here
+# as Playwright would (headless, no sandbox as root, its own profile). Its defaults otherwise.
+CRAWL4AI = """
+import asyncio, json, os, re, subprocess, sys, tempfile
+urls, executable, out = json.loads(sys.argv[1]), sys.argv[2], sys.argv[4]
+concurrency = int(sys.argv[3])
+os.environ["CRAWL4AI_NO_CLOUD_NOTICE"] = "1"
+chrome = subprocess.Popen([executable, "--headless", "--no-sandbox", "--remote-debugging-port=0",
+                           "--user-data-dir=" + tempfile.mkdtemp(),
+                           "--disable-background-networking", "about:blank"],
+                          stderr=subprocess.PIPE, text=True)
+for line in chrome.stderr:
+    found = re.search(r"DevTools listening on (ws://[^ ]+)", line)
+    if found:
+        break
+async def main():
+    from crawl4ai import AsyncWebCrawler, BrowserConfig, CrawlerRunConfig
+    from crawl4ai.async_dispatcher import SemaphoreDispatcher
+    config = BrowserConfig(browser_mode="cdp", cdp_url=found.group(1).strip(), verbose=False)
+    async with AsyncWebCrawler(config=config) as crawler:
+        results = await crawler.arun_many(urls, config=CrawlerRunConfig(verbose=False),
+                                          dispatcher=SemaphoreDispatcher(concurrency))
+    by_url = {r.url: (r.html or "") for r in results}
+    json.dump([by_url.get(u, "") for u in urls], open(out, "w"))
+try:
+    asyncio.run(main())
+finally:
+    chrome.kill()
+    chrome.wait()
+"""
+
+
+def peer(urls: list[str], work: Path, concurrency: int, python: str = sys.executable,
+         script: str = PEER) -> tuple[list[str], object, str]:
+    from benchmarks.measure import run_measured
     from pipeline.browser.locate import find_browser
 
     out = work / "peer.json"
+    out.unlink(missing_ok=True)
     before = load()
-    measured = run_measured([sys.executable, "-c", PEER, json.dumps(urls),
-                             find_browser(None), str(concurrency), str(out)], timeout=3600)
-    return json.loads(out.read_text()), measured, f"{before} → {load()}"
+    measured = run_measured([python, "-c", script, json.dumps(urls), find_browser(None),
+                             str(concurrency), str(out)], timeout=3600)
+    html = json.loads(out.read_text()) if out.exists() else [""] * len(urls)
+    return html, measured, f"{before} → {load()}"
 
 
 def our_text(html: str, url: str) -> str:
@@ -229,7 +268,7 @@ def our_text(html: str, url: str) -> str:
         return ""
 
 
-def quality(per_set: int, work: Path) -> list[str]:
+def quality(per_set: int, work: Path, crawl4ai: str | None) -> list[str]:
     from pipeline.core.settings import Settings
 
     pages = [(pid, truth) for pid, truth, html in sample(per_set) if variants(html, pid)]
@@ -241,6 +280,8 @@ def quality(per_set: int, work: Path) -> list[str]:
         ours, m_ours, l_ours = run_cli(js_urls, work, "auto")
         concurrency = Settings().render_concurrency
         theirs, m_peer, l_peer = peer(js_urls, work, concurrency)
+        c4ai = (peer(js_urls, work, concurrency, crawl4ai, CRAWL4AI)
+                if crawl4ai else None)
     finally:
         server.close()
     truths = [truth for _, truth in pages] * 2
@@ -266,11 +307,18 @@ def quality(per_set: int, work: Path) -> list[str]:
         f"| JS-app pages, Playwright `networkidle` (peer) | {n} | {f1_peer:.3f} | "
         f"{m_peer.wall_s:.1f} | {n / m_peer.wall_s:.2f} | {m_peer.cpu_s:.1f} | "
         f"{m_peer.cpu_s / n:.3f} | {l_peer} |",
-        "",
-        f"F1 of ours minus static: {f1_ours - f1_static:+.3f} (goal: within 0.03); ours / peer "
-        f"pages per second: {(n / m_ours.wall_s) / (n / m_peer.wall_s):.2f}× (goal ≥ 1.5×), at "
-        f"`--render-concurrency {concurrency}` for both.",
     ]
+    ratios = f"{m_peer.wall_s / m_ours.wall_s:.2f}× the Playwright script's"
+    if c4ai is not None:
+        html, m_c4, l_c4 = c4ai
+        f1_c4 = f1([our_text(h, u) for h, u in zip(html, js_urls, strict=True)], truths)
+        rows.append(f"| JS-app pages, crawl4ai (its defaults, same Chromium over CDP) | {n} | "
+                    f"{f1_c4:.3f} | {m_c4.wall_s:.1f} | {n / m_c4.wall_s:.2f} | "
+                    f"{m_c4.cpu_s:.1f} | {m_c4.cpu_s / n:.3f} | {l_c4} |")
+        ratios += f", {m_c4.wall_s / m_ours.wall_s:.2f}× crawl4ai's"
+    rows += ["", f"F1 of ours minus static: {f1_ours - f1_static:+.3f} (goal: within 0.03); "
+             f"our pages per second: {ratios} (goal ≥ 1.5×), {concurrency} pages at once for "
+             "all. Each row's wall and CPU include its start (interpreter, driver, browser)."]
     return rows
 
 
@@ -453,6 +501,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--renders", type=int, default=1000, help="renders for the memory part")
     parser.add_argument("--skip", default="", help="parts to leave out, comma-separated")
     parser.add_argument("--no-write", action="store_true", help="do not update README.md")
+    parser.add_argument("--crawl4ai-python", metavar="PYTHON",
+                        help="an interpreter with crawl4ai installed (its own venv: it pins "
+                        "its own dependencies): adds it as a second peer")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve is not None:
@@ -468,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         parts = (("auto", "Static pages `auto` renders", lambda: auto_rate()),
                  ("quality", "JS-app pages: F1, speed and CPU beside the peer",
-                  lambda: quality(args.pages, work)),
+                  lambda: quality(args.pages, work, args.crawl4ai_python)),
                  ("memory", f"Memory over {args.renders} renders (one browser)",
                   lambda: asyncio.run(memory(args.pages, args.renders))),
                  ("orphans", "Orphans", lambda: orphans(work)),

@@ -104,9 +104,12 @@ async def run_cli(tmp_path: Path, urls: list[str]) -> asyncio.subprocess.Process
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
 
 
-async def browser_of(marker: str, started: asyncio.Event) -> int:
-    """The browser's process (group leader) once it is rendering the slow page."""
+async def browser_of(marker: str, started: asyncio.Event, done: Path | None = None) -> int:
+    """The browser's process (group leader) once it is rendering the slow page (and, with
+    ``done``, once that output holds a record)."""
     await asyncio.wait_for(started.wait(), 90)
+    while done is not None and not (done.exists() and done.read_text().strip()):
+        await asyncio.sleep(0.1)
     leader = browser_leader(marker)
     assert leader is not None, "the rendering browser was not found"
     return leader
@@ -137,7 +140,7 @@ async def test_an_interrupted_run_closes_the_browser_after_its_grace(chromium, t
     async with serve(app) as port:
         urls = [f"http://{ALLOWED}:{port}/quick/1", f"http://{ALLOWED}:{port}/slow"]
         proc = await run_cli(tmp_path, urls)
-        leader = await browser_of(str(tmp_path), started)
+        leader = await browser_of(str(tmp_path), started, tmp_path / "out.jsonl")
         if how == "sigterm":
             os.kill(proc.pid, signal.SIGTERM)
         else:  # what a terminal does: the whole foreground process group gets SIGINT

@@ -74,16 +74,23 @@ async def test_blocked_targets_get_403_and_no_connection(resolver, request_line)
     assert budget.refused == 1 and proxy.refusals == 1
 
 
-async def test_allowed_request_is_forwarded_in_origin_form_and_counted(resolver):
-    async with serve(_hello_app(b"x" * 5000)) as server_port:
+async def _through_proxy(resolver: FakeResolver, body: bytes, request: str, limit: int
+                         ) -> tuple[bytes, PageBudget]:
+    """``request`` (``{port}``: the server's) through a proxy, to a server answering
+    ``body``: the proxy's answer and the page budget it counted into."""
+    async with serve(_hello_app(body)) as server_port:
         proxy, port = await _proxy(resolver)
-        budget = proxy.budget = PageBudget(1_000_000)
+        budget = proxy.budget = PageBudget(limit)
         try:
-            answer = await _exchange(
-                port, f"GET http://site.test:{server_port}/a?b=1 HTTP/1.1\r\nHost: "
-                      f"site.test:{server_port}\r\nProxy-Connection: keep-alive\r\n\r\n".encode())
+            return await _exchange(port, request.format(port=server_port).encode()), budget
         finally:
             await proxy.close()
+
+
+async def test_allowed_request_is_forwarded_in_origin_form_and_counted(resolver):
+    answer, budget = await _through_proxy(
+        resolver, b"x" * 5000, "GET http://site.test:{port}/a?b=1 HTTP/1.1\r\nHost: "
+        "site.test:{port}\r\nProxy-Connection: keep-alive\r\n\r\n", 1_000_000)
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert b"X-Seen-Path: /a?b=1" in answer
     assert answer.endswith(b"x" * 5000)
@@ -112,15 +119,9 @@ async def test_connect_tunnels_to_the_address_judged_once(resolver):
 
 
 async def test_a_page_over_its_budget_is_cut_off(resolver):
-    async with serve(_hello_app(b"y" * 200_000)) as server_port:
-        proxy, port = await _proxy(resolver)
-        budget = proxy.budget = PageBudget(50_000)
-        try:
-            answer = await _exchange(
-                port, f"GET http://{ALLOWED}:{server_port}/big HTTP/1.1\r\nHost: x\r\n\r\n"
-                .encode())
-        finally:
-            await proxy.close()
+    answer, budget = await _through_proxy(
+        resolver, b"y" * 200_000, f"GET http://{ALLOWED}:{{port}}/big HTTP/1.1\r\nHost: x"
+        "\r\n\r\n", 50_000)
     assert budget.exceeded.is_set()
     assert len(answer) <= 50_000 + 64 * 1024  # at most one chunk past the limit
     assert len(answer) < 200_000

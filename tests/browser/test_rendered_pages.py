@@ -56,12 +56,16 @@ async def extract(renderer, settings: Settings, url: str, resolver: FakeResolver
         return await extractor.extract_one(url)
 
 
-async def test_auto_renders_content_a_timer_inserts(using):
+async def extract_shell(using, script: str):
+    """The record of an app shell running ``script``, with ``--render auto``."""
     settings = render_settings()
-    page = shell("setTimeout(() => { document.getElementById('root').innerHTML = "
-                 f"{json.dumps(ARTICLE)}; }}, 400);")
-    async with serve(app_of({"/": page})) as port:
-        record = await extract(using(settings), settings, f"http://{ALLOWED}:{port}/")
+    async with serve(app_of({"/": shell(script)})) as port:
+        return await extract(using(settings), settings, f"http://{ALLOWED}:{port}/")
+
+
+async def test_auto_renders_content_a_timer_inserts(using):
+    record = await extract_shell(using, "setTimeout(() => { document.getElementById('root')"
+                                 f".innerHTML = {json.dumps(ARTICLE)}; }}, 400);")
     assert record.ok, record.error
     assert record.rendered is True
     assert SENTENCE in record.content
@@ -134,11 +138,8 @@ async def test_a_page_whose_document_never_finishes_loading_is_read_at_the_cap(u
 
 
 async def test_a_dialog_is_dismissed_and_the_page_goes_on(using):
-    settings = render_settings()
-    page = shell("alert('hello'); confirm('sure?'); "
-                 f"document.getElementById('root').innerHTML = {json.dumps(ARTICLE)};")
-    async with serve(app_of({"/": page})) as port:
-        record = await extract(using(settings), settings, f"http://{ALLOWED}:{port}/")
+    record = await extract_shell(using, "alert('hello'); confirm('sure?'); document."
+                                 f"getElementById('root').innerHTML = {json.dumps(ARTICLE)};")
     assert record.ok and record.rendered and SENTENCE in record.content
 
 
