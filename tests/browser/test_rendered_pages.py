@@ -239,3 +239,30 @@ async def test_cookies_go_to_the_pages_host_only_and_authorization_never(using, 
     by_host = {host: (cookie, auth) for host, cookie, auth in seen}
     assert by_host["site.test"] == ("session=secret-cookie", "")
     assert by_host["cdn.site.test"] == ("", "")
+
+
+@pytest.mark.parametrize("max_redirects", [10, 0])
+async def test_navigations_the_page_starts_wait_for_their_hosts_slot(using, monkeypatch,
+                                                                     max_redirects):
+    settings = render_settings(render="always", max_redirects=max_redirects)
+    first = shell("setTimeout(() => { location.href = '/next'; }, 50);")
+    second = f"<!doctype html><html><body><article>{ARTICLE}</article></body></html>"
+    renderer = using(settings)
+    slots: list[str] = []
+    real_slot = renderer.gate.slot
+
+    def counting_slot(host, *args, **kwargs):
+        slots.append(host)
+        return real_slot(host, *args, **kwargs)
+
+    monkeypatch.setattr(renderer.gate, "slot", counting_slot)
+    async with serve(app_of({"/": first, "/next": second})) as port:
+        url = f"http://{ALLOWED}:{port}/"
+        rendered = await renderer.render(Source(url, url, first.encode(), "text/html",
+                                                "utf-8"), budget_seconds=20)
+    if max_redirects:
+        assert slots == [f"{ALLOWED}:{port}"]  # the page's own navigation, paced
+        assert rendered.final_url.endswith("/next") and SENTENCE.encode() in rendered.html
+    else:  # no navigation allowed: the page stays where it was
+        assert slots == []
+        assert rendered.final_url == url and SENTENCE.encode() not in rendered.html
