@@ -2,13 +2,14 @@
 
 One browser per :class:`Renderer` (so per process, per shard, per Ray task), started on the
 first page that needs it. Pages are isolated by site: each browser context serves one site
-(``host:port``, and whether the user's cookies go with it) and one page at a time, with its
-own :class:`~pipeline.browser.proxy.PolicyProxy`, so the bytes a page downloads are counted
-for that page; idle contexts are kept for their site's next page (its scripts come from the
-context's cache) up to a bound. The page's own document is the one the fetcher already
-fetched (policy, caps, HEAD guard, credentials and politeness applied), handed to the browser
-as the answer to its first navigation; everything after goes through the proxy. Images,
-fonts and media are refused; further main-frame navigations wait for their host's
+(``host:port``, and whether the user's cookies go with it) and one page at a time, in its one
+tab, with its own :class:`~pipeline.browser.proxy.PolicyProxy`, so the bytes a page downloads
+are counted for that page; idle contexts are kept for their site's next page (its scripts come
+from the context's cache, its renderer process is still up) up to a bound, and replaced after
+``SITE_PAGES`` pages (a tab used for ever grows). The page's own document is the one the
+fetcher already fetched (policy, caps, HEAD guard, credentials and politeness applied), handed
+to the browser as the answer to its first navigation; everything after goes through the proxy.
+Images, fonts and media are refused; further main-frame navigations wait for their host's
 politeness slot; popups are closed; dialogs are dismissed (Playwright's default).
 
 The browser is replaced after ``render_restart_pages`` pages or once its processes use more
@@ -79,6 +80,7 @@ CHROMIUM_ARGS = (
 MARKER_PREFIX = "pipeline-browser-"
 MARKER_VARIABLE = "PIPELINE_BROWSER"  # set to the browser's private directory
 MEMORY_CHECK_PAGES = 20  # pages between two looks at the browser's memory
+SITE_PAGES = 50  # pages one context (and its tab's renderer) serves before a fresh one
 IDLE_CONTEXTS_PER_SLOT = 2  # idle contexts kept: this many per page rendered at once
 READ_MARGIN = 1.0  # seconds of the deadline kept for reading the page after the wait
 LAUNCH_TIMEOUT = 30.0
@@ -135,6 +137,7 @@ class _Site:
         self.renderer = renderer
         self.job: _Job | None = None
         self.tab: Page | None = None
+        self.pages = 0  # a tab reused for ever grows: after SITE_PAGES the site starts anew
 
     async def page(self) -> Page:
         if self.tab is None or self.tab.is_closed():
@@ -335,6 +338,7 @@ class Renderer:
         budget = PageBudget(self.settings.render_max_bytes, used=len(source.body))
         job = _Job(source, budget, deadline)
         site.job, site.proxy.budget = job, budget
+        site.pages += 1
         keep = False
         try:
             page = await site.page()
@@ -355,7 +359,7 @@ class Renderer:
             return rendered
         finally:
             site.job, site.proxy.budget = None, None
-            if keep and not browser.crashed:
+            if keep and not browser.crashed and site.pages < SITE_PAGES:
                 self._shelve(browser, site, URL(source.final_url), credentialed)
             else:
                 await site.close()
