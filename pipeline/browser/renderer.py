@@ -52,7 +52,7 @@ from pipeline.browser.proxy import PageBudget, PolicyProxy, Refused
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
-from pipeline.fetch.credentials import Credentials, same_host
+from pipeline.fetch.credentials import Credentials, CredentialScope, same_host
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import PolicyResolver
@@ -248,11 +248,14 @@ class Renderer:
     Use as an async context manager; :meth:`render` may be called concurrently (at most
     ``render_concurrency`` pages at once). ``gate`` is the fetcher's per-host politeness
     (shared, so the browser's navigations count with the fetcher's requests); ``resolver``
-    answers the proxy's lookups (tests), judged by the policy like the fetcher's.
+    answers the proxy's lookups (tests), judged by the policy like the fetcher's;
+    ``credential_scope`` is the fetcher's (the user's cookies go to a page only when it allows
+    the page's URL, and only while the page is on that URL's host).
     """
 
     def __init__(self, settings: Settings, *, gate: HostGate | None = None,
-                 resolver: AbstractResolver | None = None) -> None:
+                 resolver: AbstractResolver | None = None,
+                 credential_scope: CredentialScope | None = None) -> None:
         self.settings = settings
         self.gate = gate or HostGate(settings.per_host, settings.rate)
         self.policy = NetworkPolicy.from_settings(settings)
@@ -260,6 +263,7 @@ class Renderer:
         self._inner_resolver = resolver
         self._resolver: PolicyResolver | None = None
         self._credentials: tuple[Settings, Credentials | None] | None = None
+        self.credential_scope = credential_scope
         self._slots = asyncio.Semaphore(settings.render_concurrency)
         self._browser: _Browser | None = None
         self._starting = asyncio.Lock()  # taken after a slot, never before
@@ -332,8 +336,10 @@ class Renderer:
         return self._credentials[1]
 
     async def _render(self, browser: _Browser, source: Source, deadline: float) -> Rendered:
-        credentialed = self.credentials() is not None and same_host(URL(source.final_url),
-                                                                     URL(source.url))
+        asked = URL(source.url)
+        credentialed = (self.credentials() is not None
+                        and (self.credential_scope is None or self.credential_scope.allows(asked))
+                        and same_host(URL(source.final_url), asked))
         site = await self._site(browser, URL(source.final_url), credentialed)
         budget = PageBudget(self.settings.render_max_bytes, used=len(source.body))
         job = _Job(source, budget, deadline)

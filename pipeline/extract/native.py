@@ -105,8 +105,9 @@ class NativeExtractor:
             if self._renderer is None and self.settings.render != "never":
                 from pipeline.browser.renderer import Renderer  # Playwright only when used
 
-                self._renderer = await stack.enter_async_context(
-                    Renderer(self.settings, gate=getattr(self._fetcher, "gate", None)))
+                self._renderer = await stack.enter_async_context(Renderer(
+                    self.settings, gate=getattr(self._fetcher, "gate", None),
+                    credential_scope=getattr(self._fetcher, "credential_scope", None)))
         except BaseException:
             await stack.aclose()
             raise

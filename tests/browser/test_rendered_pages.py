@@ -14,6 +14,7 @@ from pipeline.browser.renderer import Source
 from pipeline.core.settings import Settings
 from pipeline.extract.native import NativeExtractor
 from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.credentials import CredentialScope
 from tests.browser.conftest import ALLOWED, BLOCKED, ConnectionCounter, render_settings, serve
 from tests.support.resolvers import FakeResolver
 
@@ -209,7 +210,9 @@ async def test_auto_leaves_static_pages_and_challenges_alone(using):
     assert SENTENCE in rendered_static.content
 
 
-async def test_cookies_go_to_the_pages_host_only_and_authorization_never(using, tmp_path):
+@pytest.mark.parametrize("named", [True, False], ids=["named origin", "discovered URL"])
+async def test_cookies_go_to_the_pages_host_only_and_authorization_never(using, tmp_path,
+                                                                        monkeypatch, named):
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(".site.test\tTRUE\t/\tFALSE\t0\tsession\tsecret-cookie\n")
     settings = render_settings(render="always", cookie_file=str(cookies),
@@ -232,12 +235,16 @@ async def test_cookies_go_to_the_pages_host_only_and_authorization_never(using, 
         own = app_of({"/": page})
         own.router.add_get("/api", recorder)
         async with serve(own) as own_port:
+            url = f"http://site.test:{own_port}/"
+            # the URL's origin named by the user, or only another one (a URL a sitemap chose)
+            scope = CredentialScope.of([], [url if named else "http://elsewhere.test/"])
+            renderer = using(settings)
+            monkeypatch.setattr(renderer, "credential_scope", scope)
             resolver = FakeResolver({"site.test": [ALLOWED], "cdn.site.test": ["127.0.0.3"]})
-            record = await extract(using(settings), settings, f"http://site.test:{own_port}/",
-                                   resolver)
+            record = await extract(renderer, settings, url, resolver)
     assert record.ok and record.rendered, record.error
     by_host = {host: (cookie, auth) for host, cookie, auth in seen}
-    assert by_host["site.test"] == ("session=secret-cookie", "")
+    assert by_host["site.test"] == ("session=secret-cookie" if named else "", "")
     assert by_host["cdn.site.test"] == ("", "")
 
 
