@@ -24,8 +24,13 @@ from yarl import URL
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError, FetchResult, Validators
-from pipeline.fetch.cookies import CookieFile
-from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
+from pipeline.fetch.credentials import (
+    Credentials,
+    CredentialScope,
+    merge_headers,
+    same_host,
+    split_headers,
+)
 from pipeline.fetch.failures import classify
 from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
@@ -109,6 +114,8 @@ class HttpFetcher:
     (:class:`~pipeline.fetch.transport.FakeTransport` answers without a network); it then
     carries them as given: the proxy settings and the DNS answers' judgement are the built
     one's, every other guard stays here. The caller closes a transport it passes.
+    ``credential_scope`` limits which URLs get the credentials (None: every URL fetched,
+    each on its own host; see :mod:`pipeline.fetch.credentials`).
     """
 
     def __init__(self, settings: Settings | None = None, *,
@@ -116,7 +123,8 @@ class HttpFetcher:
                  robots: bool | None = None,
                  resolver: AbstractResolver | None = None,
                  gate: HostGate | None = None,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None,
+                 credential_scope: CredentialScope | None = None) -> None:
         self.settings = settings or Settings()
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
@@ -131,13 +139,18 @@ class HttpFetcher:
         self._robots: RobotsCache | None = None
         self._routes: ProxyRoutes | None = None  # None: no proxy at all
         self._credentials: Credentials | None = None  # None: no credentials to send
+        self._scope = credential_scope
+
+    @property
+    def credential_scope(self) -> CredentialScope | None:
+        """Where credentials may go (None: every URL, on its own host); a renderer of this
+        fetcher's pages asks it too."""
+        return self._scope
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
-        plain, secret = split_headers(s.headers)
-        cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
-        if secret or cookies is not None:
-            self._credentials = Credentials(secret, cookies)
+        plain, _ = split_headers(s.headers, s.credential_headers)
+        self._credentials = Credentials.from_settings(s)
         self._headers = merge_headers({"User-Agent": s.user_agent, "Accept": ACCEPT,
                                        "Accept-Encoding": "gzip, deflate, br"}, plain)
         if self._given_transport is not None:
@@ -210,12 +223,17 @@ class HttpFetcher:
     async def _fetch_admitted(self, raw: str, target: URL, host: str,
                               validators: Validators | None = None) -> FetchResult:
         timeout = self.settings.timeout
-        call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout,
+        loop = asyncio.get_running_loop()
+        call = _Call(host, deadline=loop.time() + timeout,
                      pause_allowance=self.settings.retry_after_cap, validators=validators)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
             async with asyncio.timeout(timeout) as call.scope:
-                return await self._fetch(raw, target, call)
+                result = await self._fetch(raw, target, call)
+            # what the deadline has left is the render's (--render): pauses waited out
+            # moved the deadline, so they are not counted
+            result.elapsed = timeout - (call.deadline - loop.time())
+            return result
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
             raise
@@ -355,7 +373,8 @@ class HttpFetcher:
         limit = s.connect_timeout + s.read_timeout
         limit = limit if header_limit is None else min(limit, header_limit)
         seen = {str(url)}
-        origin: URL | None = url  # None once the chain has left the first host
+        # None: no credentials in this chain (out of scope, or it left the first host)
+        origin: URL | None = url if self._scope is None or self._scope.allows(url) else None
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
             if self._routes is not None and self._routes.proxied(url):
