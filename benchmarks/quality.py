@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -290,6 +292,25 @@ def type_table(rows: dict[str, list[Result]], pages: Sequence[Page]) -> str:
     return "\n".join(lines)
 
 
+def shows_prose(body: bytes) -> bool:
+    """The page shows ``PROSE_FLOOR`` characters of paragraph text, hidden elements aside."""
+    from handlers.decode import decode_html
+    from handlers.html import PROSE_FLOOR
+    from handlers.html_clean import clean_tree
+    from handlers.html_dom import parse
+    from handlers.html_extract import paragraph_chars
+
+    tree = parse(decode_html(body)[1])
+    clean_tree(tree)
+    return paragraph_chars(tree) >= PROSE_FLOOR
+
+
+def false_claims(pages: Sequence[Page], results: Sequence[Result]) -> int:
+    """`empty` or `challenge` records on pages showing prose (issue 24's invariant)."""
+    return sum(1 for page, result in zip(pages, results, strict=True)
+               if result.error in ("empty", "challenge") and shows_prose(page.body))
+
+
 def goals(results: dict[str, dict[str, list[Result]]],
           pages: dict[str, list[Page]]) -> str:
     """The issue's goals table, for the sets that were run."""
@@ -304,19 +325,21 @@ def goals(results: dict[str, dict[str, list[Result]]],
         ours_rows, set_pages = rows["ours"], pages[set_name]
         f1 = corpus_score([r.score for r in ours_rows]).f1
         if set_name == "news":
-            row("news F1", "≥ 0.985", f"{f1:.3f}", round(f1, 3) >= 0.985)
+            row("news F1 (held)", "≥ 0.985", f"{f1:.3f}", round(f1, 3) >= 0.985)
         else:
-            row(f"{set_name} F1 overall", "≥ 0.82", f"{f1:.3f}", round(f1, 3) >= 0.82)
+            row(f"{set_name} F1 overall (held)", "≥ 0.80", f"{f1:.3f}", round(f1, 3) >= 0.80)
+            row(f"{set_name} F1 overall (if the work gets there)", "≥ 0.82", f"{f1:.3f}",
+                round(f1, 3) >= 0.82)
             ours_types = by_type(set_pages, ours_rows)
             peer = by_type(set_pages, rows["trafilatura"]) if "trafilatura" in rows else {}
-            floors = {"forum": 0.70, "product": 0.65}
+            floors = {"forum": 0.70, "product": 0.65, "collection": 0.55}
             for kind, scores in ours_types.items():
                 value = corpus_score(scores).f1
                 target = corpus_score(peer[kind]).f1 if kind in peer else 0.0
                 floor = floors.get(kind, 0.0)
                 wanted = f"≥ trafilatura {target:.3f}" + (f", ≥ {floor}" if floor else "")
                 row(f"{set_name} {kind}", wanted, f"{value:.3f}",
-                    round(value, 3) >= round(target, 3) and value >= floor)
+                    round(value, 3) >= round(target, 3) and round(value, 3) >= floor)
             right, total = title_share(set_pages, ours_rows)
             row("title exact match", "≥ 0.80", f"{right}/{total} = {right / total:.3f}",
                 right >= 0.80 * total)
@@ -327,8 +350,13 @@ def goals(results: dict[str, dict[str, list[Result]]],
         detail = ", ".join(f"{k} {v}" for k, v in sorted(errors.items()))
         row(f"{set_name} error records on pages with content", "0",
             f"{sum(errors.values())}" + (f" ({detail})" if detail else ""), not errors)
+        claims = false_claims(set_pages, ours_rows)
+        row(f"{set_name} pages showing ≥ 2,000 characters of paragraph text reported "
+            "`empty` or `challenge`", "0", str(claims), not claims)
         median = statistics.median(r.ms for r in ours_rows)
-        row(f"{set_name} median CPU ms per page", "≤ 8", f"{median:.1f}", median <= 8)
+        budget = 5 if set_name == "news" else 8
+        row(f"{set_name} median CPU ms per page", f"≤ {budget}", f"{median:.1f}",
+            median <= budget)
     return "\n".join(lines)
 
 
@@ -342,9 +370,17 @@ def save(path: Path, results: dict[str, dict[str, list[Result]]],
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
+def host_half(url: str) -> str:
+    """``A`` or ``B``: a fixed split of sites (a hash of the host, ``www.`` aside), so that a
+    rule designed while reading one half can be checked on the other."""
+    host = (urlsplit(url).hostname or "").removeprefix("www.")
+    return "AB"[hashlib.sha1(host.encode()).digest()[0] % 2]
+
+
 def compare(path: Path, results: dict[str, dict[str, list[Result]]],
-            pages: dict[str, list[Page]]) -> str:
-    """This run against a saved one: paired bootstrap of the F1 difference (after − before)."""
+            pages: dict[str, list[Page]], split_hosts: bool = False) -> str:
+    """This run against a saved one: paired bootstrap of the F1 difference (after − before);
+    with ``split_hosts`` also per host half (:func:`host_half`) of each typed set."""
     saved = json.loads(path.read_text(encoding="utf-8"))
     lines = ["| set | extractor | pages | before | after | Δ F1 | 95% interval | P(worse) | "
              "verdict |", "|---|---|---|---|---|---|---|---|---|"]
@@ -360,7 +396,15 @@ def compare(path: Path, results: dict[str, dict[str, list[Result]]],
             for index, page in enumerate(set_pages):
                 if page.page_type:
                     groups.setdefault(page.page_type, []).append(index)
+            if split_hosts and any(p.page_type for p in set_pages):
+                for half in "AB":
+                    for group, indices in list(groups.items()):
+                        if ":" not in group:
+                            groups[f"{half}:{group}"] = [
+                                i for i in indices if host_half(set_pages[i].url) == half]
             for group, indices in groups.items():
+                if not indices:
+                    continue
                 a = [before[i].score for i in indices]
                 b = [after[i].score for i in indices]
                 diff = paired_bootstrap(a, b)
@@ -405,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated extractor names: " + ", ".join(RUNNERS))
     parser.add_argument("--save", type=Path, help="write every page's scores to this file")
     parser.add_argument("--compare", type=Path, help="a file written by --save to compare with")
+    parser.add_argument("--split-hosts", action="store_true",
+                        help="--compare also per half of the sites (split by a hash of the host)")
     parser.add_argument("--no-write", action="store_true",
                         help="do not update benchmarks/README.md")
     args = parser.parse_args(argv)
@@ -431,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                      + overall_table(rows, pages[set_name]))
         if any(p.page_type for p in pages[set_name]):
             parts.append(f"F1 by page type ({set_name}):\n\n" + type_table(rows, pages[set_name]))
-    parts.append("### Goals (issue 14)\n\n" + goals(results, pages))
+    parts.append("### Goals (issue 24)\n\n" + goals(results, pages))
     options = "".join(f" --set {s}" for s in args.set or []) + (
         f" --only {args.only}" if args.only else "")
     report = (
@@ -444,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         + f"\n\nCommand: `python benchmarks/quality.py{options}`")
     print(report)
     if args.compare:
-        print("\n### Against " + args.compare.name + "\n\n" + compare(args.compare, results, pages))
+        print("\n### Against " + args.compare.name + "\n\n" + compare(args.compare, results, pages,
+                                                                args.split_hosts))
     if args.save:
         save(args.save, results, pages)
     if not args.no_write and not args.dataset:

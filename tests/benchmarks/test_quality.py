@@ -48,6 +48,8 @@ def test_scores_what_the_command_line_outputs_and_compares_two_runs(dataset, tmp
     assert "error records on pages with content | 0 | 1 (challenge 1) | **no** |" in report
     assert "title exact match | ≥ 0.80 | 1/2 = 0.500 | **no** |" in report
     assert "`published` ISO date = truth | ≥ 0.85 | 1/1 = 1.000 | yes |" in report
+    # the app shell shows no prose: its challenge record is no false claim
+    assert "reported `empty` or `challenge` | 0 | 0 | yes |" in report
     rows = json.loads(saved.read_text())[dataset.name]["ours"]
     assert [(r["id"], r["error"]) for r in rows] == [("a1", None), ("p1", "challenge")]
 
@@ -57,3 +59,11 @@ def test_scores_what_the_command_line_outputs_and_compares_two_runs(dataset, tmp
     # the same code against itself: no difference, and the bootstrap says so
     assert "| all (2) | 0.667 | 0.667 | +0.0000 | [+0.0000, +0.0000] | 0.00 | same |" in (
         comparison)
+
+    assert quality.main(["--dataset", str(dataset), "--only", "ours", "--no-write",
+                         "--compare", str(saved), "--split-hosts"]) == 0
+    halves = capsys.readouterr().out.split("### Against")[1]
+    half = quality.host_half("https://example.test/a1")
+    assert f"| {half}:all (2) | 0.667 | 0.667 | +0.0000 |" in halves
+    other = "B" if half == "A" else "A"
+    assert f"| {half}:product (1) |" in halves and f"{other}:all" not in halves  # no pages
