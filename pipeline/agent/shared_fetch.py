@@ -1,0 +1,53 @@
+"""One fetcher for every call of a long-lived caller (the MCP server): one politeness budget
+per host, whatever the number of calls at once.
+
+Each :func:`~pipeline.agent.kernel.web_extract` call builds its own provider chain, and the
+``native`` provider of the default registry opens a fetcher of its own: twenty concurrent
+calls would each get the whole ``--per-host`` budget for the same host, start its rate limit
+afresh and read its robots.txt again. :class:`SharedFetcher` opens one
+:class:`~pipeline.fetch.client.HttpFetcher` for its life and offers a registry whose
+``native`` provider fetches through it: connection and rate limits, a host's 429 pauses,
+robots.txt and HEAD trust hold across every call. Pass :attr:`SharedFetcher.registry` as the
+kernel's ``registry=`` (:func:`~pipeline.agent.tools.web_tools` does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.core.settings import Settings
+from pipeline.extract.native import NativeExtractor, load_registry
+from pipeline.fetch.client import HttpFetcher
+from pipeline.providers.registry import Registry, default_registry
+
+
+class SharedFetcher:
+    """An async context manager: inside it, the ``native`` provider of :attr:`registry`
+    fetches through one fetcher made from ``settings``. A call with other settings, or one
+    made outside the context, gets a fetcher of its own as usual."""
+
+    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
+        self.settings = settings
+        self._handlers = load_registry(settings)
+        self._fetcher = HttpFetcher(settings, early_reject=self._handlers.rejects_early)
+        self._open = False
+        base = registry or default_registry()
+        self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
+        self._own_native = base.spec("native")
+        self.registry.register(dataclasses.replace(self._own_native, factory=self._native))
+
+    def _native(self, settings: Settings, env: Mapping[str, str]) -> Any:
+        if not self._open or settings != self.settings:
+            return self._own_native.build(settings, env)
+        return NativeExtractor(settings, fetcher=self._fetcher, registry=self._handlers)
+
+    async def __aenter__(self) -> SharedFetcher:
+        await self._fetcher.__aenter__()
+        self._open = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._open = False
+        await self._fetcher.__aexit__(*exc_info)
