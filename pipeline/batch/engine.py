@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pipeline.batch.frontier import HostFrontier, host_key
-from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.items import LINE, REST, InputItem
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
@@ -39,6 +39,8 @@ RUN_GC_THRESHOLD = 10_000  # young-generation threshold during a run (default 70
 T = TypeVar("T")
 Extract = Callable[[str], Awaitable[Record]]
 Write = Callable[[Record], None]
+
+LINE_INPUT = frozenset({LINE, REST})  # the input of a URL line with text after its URL
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Summary:
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
     way_out: str | None = None  # the flags that open the first refused address
+    with_rest: int = 0  # URL lines with text after the URL (kept as the record's input)
 
     @property
     def records(self) -> int:
@@ -66,6 +69,8 @@ class Summary:
         return self.records / self.elapsed if self.elapsed > 0 else 0.0
 
     def add(self, record: Record) -> None:
+        if record.input is not None and record.input.keys() == LINE_INPUT:
+            self.with_rest += 1
         if record.ok:
             self.ok += 1
         else:
@@ -88,6 +93,7 @@ class Summary:
         self.errors.update(other.errors)
         self.bytes += other.bytes
         self.skipped += other.skipped
+        self.with_rest += other.with_rest
         self.interrupted |= other.interrupted
         self.failed.extend(other.failed)
 
@@ -104,6 +110,8 @@ class Summary:
                          f"revalidated, {self.cache['fetched']} fetched")
         if self.skipped:
             parts.append(f"{self.skipped} already done (resume)")
+        if self.with_rest:
+            parts.append(f"{self.with_rest} lines with text after the URL (kept as input.rest)")
         if self.way_out:
             parts.append(f"to fetch refused addresses: {self.way_out}")
         return "; ".join(parts)

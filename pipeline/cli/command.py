@@ -304,6 +304,8 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             raise UsageError("--resume needs -o OUT (the output to resume)")
         args.run_input = input_from_args(args)
         settings = settings_from_args(args)
+        if args.input_note and not settings.quiet:  # the input's format, from its name
+            print(f"{PROG}: {args.input_note}", file=sys.stderr)
         from pipeline.batch.run_check import check_run
 
         mode = check_run(args, settings, injected_fetcher=fetcher is not None)

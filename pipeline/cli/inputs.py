@@ -12,17 +12,22 @@ import os
 import re
 
 from pipeline.batch.input.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
-from pipeline.batch.input.tables import INPUT_FORMATS, check_table
+from pipeline.batch.input.tables import (
+    INPUT_FORMATS,
+    check_table,
+    format_by_name,
+    table_hint,
+)
 from pipeline.core.errors import UsageError
 from pipeline.fetch.local_files import LocalFiles
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input (see README 'Inputs')")
-    group.add_argument("--input-format", choices=INPUT_FORMATS, default="lines",
+    group.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
                        help="lines: the first field of each line is the URL; csv/tsv (a header "
                        "row) and jsonl: one column is, the others travel as the record's "
-                       "'input'; default: lines")
+                       "'input'; default: by the file's name (.csv, .tsv, .jsonl), else lines")
     group.add_argument("--url-column", metavar="NAME|N",
                        help="the URL column of a table (N counts from 1); default: the "
                        "column named 'url', else the first")
@@ -64,6 +69,23 @@ def _roots(flag: str, urls: list[str]) -> tuple[str, ...]:
     return tuple(urls)
 
 
+def _input_format(path: str | None, given: str | None) -> tuple[str, str | None]:
+    """The input's format and a note for stderr when it was read off the file's name; a
+    ``UsageError`` when a URL list's first line is a table's header."""
+    if given is not None:
+        return given, None
+    named = format_by_name(path)
+    if named is not None:
+        return named, (f"reading {path} as {named} (by its name; --input-format lines reads "
+                       "it as URL lines)")
+    hinted = table_hint(path) if path is not None and os.path.exists(path) else None
+    if hinted is not None:
+        raise UsageError(f"{path} looks like a {hinted} table (its first line is not a URL): "
+                         f"add --input-format {hinted}, or --input-format lines to read it "
+                         "as URL lines")
+    return "lines", None
+
+
 def input_from_args(args: argparse.Namespace) -> RunInput:
     """The run's input as the flags describe it; a ``UsageError`` for any mistake."""
     expand = ExpandOptions(
@@ -81,6 +103,7 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         raise UsageError("--max-urls must be at least 1")
     if args.sitemap_depth < 0:
         raise UsageError("--sitemap-depth must be at least 0")
+    args.input_format, args.input_note = _input_format(args.urls, args.input_format)
     if args.url_column is not None and args.input_format == "lines":
         raise UsageError("--url-column goes with --input-format csv, tsv or jsonl")
     if args.urls not in (None, "-") and not os.path.exists(args.urls):
