@@ -43,7 +43,19 @@ def run_mode(args: argparse.Namespace, settings: Settings) -> str:
     if mode != "plain" and not args.output:
         raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
                          "writes a directory: give -o OUT_DIR")
+    if mode != "plain" and looks_like_a_file(args.output):
+        raise UsageError(f"a sharded run writes a directory of parts, and {args.output} names "
+                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {args.output}")
     return mode
+
+
+# Names a sharded run's directory should not have: they promise one file of records.
+FILE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".txt", ".csv", ".tsv", ".gz")
+
+
+def looks_like_a_file(path: str) -> bool:
+    """A new output named like a file (``out.jsonl``); what exists is judged as it is."""
+    return path.lower().endswith(FILE_SUFFIXES) and not os.path.exists(path)
 
 
 def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:

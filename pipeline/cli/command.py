@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pipeline import __version__
 from pipeline.cli.inputs import add_input_arguments, input_from_args
 from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings, load_settings
@@ -170,6 +171,13 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+# The flag that sets each setting (for messages about a bad value); mcp adds its own.
+FLAG_OF: dict[str, str] = {
+    **{name: flag for flag, name, _ in _VALUED}, **{name: flag for flag, name, _ in _REPEATED},
+    **{name: flag for flag, name, _ in _SWITCHES}, "search_backend": "--search-backend",
+}
+
+
 def _examples(prog: str) -> str:
     examples = (
         ("urls.txt -o out.jsonl", "one JSON record per URL"),
@@ -196,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
             "writable (resumable), 130 interrupted.", width=78)
         + f"\n\nexamples:\n{_examples(prog)}",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("urls", metavar="URLS", nargs="?",
                         help="file of URLs, one per line (or a table: --input-format); '-' "
                         "for stdin; optional with --sitemap/--feed")
@@ -261,9 +270,10 @@ def _dispatch(name: str, argv: list[str]) -> int:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from parsed flags > environment > config file."""
+    """Settings from parsed flags > environment > config file; a bad value is named by its
+    flag, variable or file."""
     overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
-    return load_settings(overrides, config_file=args.config)
+    return load_settings(overrides, config_file=args.config, names=FLAG_OF)
 
 
 def _run(mode: str, args: argparse.Namespace, settings: Settings,

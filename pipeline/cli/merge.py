@@ -21,13 +21,15 @@ def merge_main(argv: Sequence[str]) -> int:
         "--engine ray) into one JSONL file in input order (or Parquet: -o OUT.parquet).")
     parser.add_argument("directory", metavar="OUT_DIR", help="the sharded run's output")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl",
-                        help="write here (default: stdout); a name ending in .parquet writes "
-                        "Parquet")
+                        help="write here ('-' or default: stdout); a name ending in .parquet "
+                        "writes Parquet")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (refused without it)")
     args = parse_command(parser, argv)
     if isinstance(args, int):
         return args
+    if args.output == "-":  # as for the batch command: stdout
+        args.output = None
     try:
         check_merge_output(args.output, Path(args.directory), overwrite=args.overwrite)
         count = merge_to(Path(args.directory), args.output)

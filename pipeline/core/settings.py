@@ -21,6 +21,7 @@ from pipeline.core.request_options import check_proxy_url, parse_headers
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
+MIN_MAX_CHARS = 50  # a content budget holds the truncation marker and some text
 
 
 class Settings(BaseModel):
@@ -79,7 +80,8 @@ class Settings(BaseModel):
         None, description="cookies.txt (Netscape format) sent to their domains only")
 
     # --- content
-    max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
+    max_chars: int = Field(100_000, ge=MIN_MAX_CHARS,
+                           description="content budget per URL, marker included")
     format: OutputFormat = "markdown"
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
@@ -155,21 +157,29 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build settings from flags (``overrides``; None values ignored) > environment > file.
 
     The config file may also be named by ``PIPELINE_CONFIG``. Raises ``PipelineError('config')``
-    with every invalid field named.
+    naming every invalid value where it was given: by ``names`` for an override (the command
+    line passes its flags: ``--max-chars``), by its variable for the environment, with the
+    file's path for the config file.
     """
     env = os.environ if env is None else env
     config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
     merged: dict[str, Any] = {}
+    where: dict[str, str] = {}  # field -> how the user named the value that won
     if config_file:
-        merged.update(_from_file(config_file))
-    merged.update(_from_environment(env))
-    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        merged.update(found := _from_file(config_file))
+        where.update({key: f"{key} in {config_file}" for key in found})
+    merged.update(found := _from_environment(env))
+    where.update({key: ENV_PREFIX + key.upper() for key in found})
+    found = {k: v for k, v in (overrides or {}).items() if v is not None}
+    merged.update(found)
+    where.update({key: (names or {}).get(key, key) for key in found})
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        problems = describe_validation(exc, Settings, "settings")
-        raise PipelineError("config", f"invalid settings: {problems}") from exc
+        raise PipelineError("config", describe_validation(exc, Settings, "settings",
+                                                          where)) from exc

@@ -188,4 +188,4 @@ def stand_in_spec():
 async def run_stand_in_default(args, settings):
     from pipeline.core.settings import Settings
 
-    return await run_stand_in(args, settings or Settings(max_chars=1))
+    return await run_stand_in(args, settings or Settings(max_chars=50))

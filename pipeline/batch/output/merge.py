@@ -75,13 +75,23 @@ def merge(directory: Path, out: BinaryIO) -> int:
     return len(order)
 
 
+def _written_in_place(target: str) -> bool:
+    """A device or pipe, or a descriptor's name (``/dev/stdout``): nothing to rename over."""
+    if not os.path.exists(target) or os.path.isdir(target):
+        return False
+    return not os.path.isfile(target) or target.startswith(("/dev/", "/proc/"))
+
+
 def merge_to(directory: Path, target: str | None) -> int:
     """:func:`merge` into ``target`` (through a temporary name, renamed when complete), or
-    to stdout when None."""
+    to stdout when None; a device, a pipe or ``/dev/stdout`` is written as it is."""
     if target is None:
         count = merge(directory, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return count
+    if _written_in_place(target):
+        with open(target, "wb") as stream:
+            return merge(directory, stream)
     if is_parquet(target):
         return _merge_to_parquet(directory, Path(target))
     folder = Path(target).resolve().parent

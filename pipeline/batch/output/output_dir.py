@@ -152,6 +152,22 @@ def holds_a_run(path: Path) -> bool:
     return (path / "manifest.json").exists() or any(path.glob("part-*"))
 
 
+def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """What an earlier run's manifest says that this run's does not, each in a few words
+    naming the setting and both values."""
+    changed = []
+    if found.get("shards") != wanted["shards"]:
+        changed.append(f"other shards: {found.get('shards')} (now {wanted['shards']})")
+    if found.get("input") != wanted["input"]:
+        changed.append("other input (its size or SHA-256 differs)")
+    before = found.get("settings") or {}
+    settings = [f"{key} {json.dumps(before.get(key))} (now {json.dumps(value)})"
+                for key, value in wanted["settings"].items() if before.get(key) != value]
+    if settings:
+        changed.append(f"other settings: {', '.join(settings)}")
+    return changed
+
+
 def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> OutputDir:
     """Create (or check, with ``--resume``) the output directory of a sharded run and write
     its manifest. A resumed run must have the same N, input and output settings."""
@@ -163,11 +179,9 @@ def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> Outpu
     except OSError as exc:
         raise UsageError(f"cannot create {path}: {exc.strerror}") from exc
     found = read_manifest(directory) if resume else None
-    if found is not None:
-        changed = [key for key in ("shards", "input", "settings") if found.get(key) != wanted[key]]
-        if changed:
-            raise UsageError(f"cannot resume {path}: its run had other {', '.join(changed)} "
-                             "(resume with the same input, shard count and output settings)")
+    if found is not None and (changed := differences(found, wanted)):
+        raise UsageError(f"cannot resume {path}: its run had {'; '.join(changed)} (resume "
+                         "with the same input, shard count and output settings)")
     try:
         _write_atomically(directory / "manifest.json",
                           json.dumps(wanted, indent=1).encode() + b"\n")
