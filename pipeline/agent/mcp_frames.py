@@ -59,6 +59,14 @@ def _skip(line: str, position: int) -> int:
     return position
 
 
+def _after_a_separator(line: str, position: int) -> bool:
+    """Whether the string starting at ``position`` follows ``{`` or ``,``: an object's key."""
+    position -= 1
+    while position >= 0 and line[position] in " \t\n\r":
+        position -= 1
+    return position >= 0 and line[position] in "{,"
+
+
 def frame_id(line: str) -> tuple[bool, object]:
     """Whether the JSON object ``line`` holds has an ``"id"`` member, and its value (None
     when that is not a scalar). Read without recursion, so no depth of the other members
@@ -74,8 +82,7 @@ def frame_id(line: str) -> tuple[bool, object]:
                 text, position = scanstring(line, position)
             except ValueError:  # an unterminated string or a bad escape: nothing follows
                 return False, None
-            before = line[:found.start()].rstrip()[-1:]
-            if depth == 1 and text == "id" and before in ("{", ","):
+            if depth == 1 and text == "id" and _after_a_separator(line, found.start()):
                 colon = _skip(line, position)
                 if not line.startswith(":", colon):
                     return False, None
