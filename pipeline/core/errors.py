@@ -79,8 +79,10 @@ def describe_validation(exc: ValidationError, model: type[BaseModel] | None = No
     problems = []
     for error in exc.errors():
         loc = [str(part) for part in error["loc"]]
+        renamed = bool(loc) and loc[0] in (names or {})
         name = (names or {}).get(loc[0], loc[0]) if loc else where
-        shown = name + "".join(f"[{part}]" for part in loc[1:])
+        # a flag or variable is the whole value as the user wrote it: no item index after it
+        shown = name if renamed else name + "".join(f"[{part}]" for part in loc[1:])
         if error["type"] == "string_pattern_mismatch":
             field = model.model_fields.get(loc[0]) if model is not None and loc else None
             about = f" ({field.description})" if field is not None and field.description else ""

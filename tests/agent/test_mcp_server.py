@@ -125,7 +125,7 @@ members = st.recursive(st.one_of(st.none(), st.integers(), st.text(max_size=8)),
                        | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=20)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(before=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "id"), members,
                               max_size=3),
        request_id=ids, depth=st.integers(0, 3000), tail=st.text(max_size=10))

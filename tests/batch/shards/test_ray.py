@@ -13,6 +13,9 @@ from tests.batch.shards.test_sharded import LOOPBACK, Site, merged, write_urls
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed: pip install -e '.[ray]' (CI installs it)")
 ROOT = Path(__file__).resolve().parents[3]
+# Starting a local Ray, its workers and the retried task: minutes on a loaded 2-core machine.
+# The bound catches a hang; it is not what is tested.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
