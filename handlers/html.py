@@ -109,7 +109,8 @@ class HTMLHandler:
             root = parse(source)
         except (etree.ParserError, ValueError) as exc:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
-        title, metadata = extract_metadata(root, ctx.base_url)
+        title, metadata = extract_metadata(root, ctx.base_url,
+                                           raw=ctx.options.structured_raw)
         hidden = clean_tree(root)
         if "published" not in metadata:  # the date shown with the headline
             shown = dateline(_headline(root, title))

@@ -59,6 +59,7 @@ class Summary:
     elapsed: float = 0.0
     way_out: str | None = None  # the flags that open the first refused address
     with_rest: int = 0  # URL lines with text after the URL (kept as the record's input)
+    rendered: int = 0  # records whose page a browser rendered (--render)
 
     @property
     def records(self) -> int:
@@ -80,6 +81,8 @@ class Summary:
                 from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
 
                 self.way_out = way_out_in(error.message)
+        if record.rendered:
+            self.rendered += 1
         if record.cache is not None:  # nothing read: the cache had it
             self.cache[record.cache] += 1
             return
@@ -94,6 +97,7 @@ class Summary:
         self.bytes += other.bytes
         self.skipped += other.skipped
         self.with_rest += other.with_rest
+        self.rendered += other.rendered
         self.interrupted |= other.interrupted
         self.failed.extend(other.failed)
 
@@ -105,6 +109,8 @@ class Summary:
             f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
+        if self.rendered:
+            parts.append(f"{self.rendered} rendered in a browser")
         if self.caching:
             parts.append(f"cache: {self.cache['hit']} hits, {self.cache['revalidated']} "
                          f"revalidated, {self.cache['fetched']} fetched")

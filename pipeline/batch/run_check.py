@@ -82,7 +82,7 @@ def check_input(path: str | None) -> None:
 
 def check_config(settings: Settings) -> None:
     """What the settings ask for that is judged only when it is used: the handlers, the
-    networks and proxies, the cookie file, the providers and the compressor
+    networks and proxies, the cookie file, the providers, the compressor and the browser
     (``PipelineError('config')``). Nothing is opened or contacted."""
     from pipeline.batch.extract_stage import compressor_config
     from pipeline.extract.native import load_registry
@@ -101,6 +101,10 @@ def check_config(settings: Settings) -> None:
         if not settings.quiet:
             print(f"{PROG}: warning: {warning}", file=sys.stderr)
     compressor_config(settings)
+    if settings.render != "never":
+        from pipeline.browser.locate import check_rendering
+
+        check_rendering(settings)
 
 
 def check_run(args: argparse.Namespace, settings: Settings, *,

@@ -146,9 +146,17 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
+    ("--render", "render", {"choices": ("never", "auto", "always")}),
+    ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
+    ("--browser-path", "browser_path", {"metavar": "PATH"}),
+    ("--render-wait", "render_wait", {"type": float, "metavar": "SECONDS"}),
+    ("--render-max-bytes", "render_max_bytes", {"type": int, "metavar": "BYTES"}),
+    ("--render-restart-pages", "render_restart_pages", {"type": int, "metavar": "N"}),
+    ("--render-max-memory", "render_max_memory_mb", {"type": int, "metavar": "MIB"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts",
+                        "structured_raw"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -167,6 +175,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--include-comments", "include_comments", True),
+    ("--structured-raw", "structured_raw", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
     ("--trust-env", "trust_env", True),

@@ -29,7 +29,8 @@ MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
 OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor", "html_extractor")
+                   "instruction", "compress_floor", "html_extractor",
+                   "structured_raw")
 _FLAGS = {"handlers": "handler"}  # a setting whose flag has another name
 # The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
 # list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
