@@ -10,6 +10,10 @@ afresh and read its robots.txt again. :class:`SharedFetcher` opens one
 robots.txt and HEAD trust hold across every call. Pass :attr:`SharedFetcher.registry` as the
 kernel's ``registry=`` (:func:`~pipeline.agent.tools.web_tools` does).
 
+Its URLs are chosen by a model, which text on the web can steer: credentials (``--header
+'Authorization: …'``, cookies, ``--credential-header``) go only to the hosts given with
+``--credential-host``, never to a URL only because a call named it.
+
 Calls that render (the server's ``--render`` or a call's ``render``) share one
 :class:`~pipeline.browser.renderer.Renderer` too: one browser for the caller's life, started
 by the first page that needs it, instead of a ~1 s launch per call.
@@ -25,6 +29,7 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.credentials import CredentialScope
 from pipeline.providers.registry import Registry, default_registry
 
 
@@ -36,7 +41,11 @@ class SharedFetcher:
     def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
         self.settings = settings
         self._handlers = load_registry(settings)
-        self._fetcher = HttpFetcher(settings, early_reject=self._handlers.rejects_early)
+        # the caller's URLs are a model's choice (remote text can steer it): credentials go
+        # only to the hosts the user gave (--credential-host), as for a sitemap's URLs
+        self._fetcher = HttpFetcher(settings, early_reject=self._handlers.rejects_early,
+                                    credential_scope=CredentialScope.of(
+                                        settings.credential_hosts))
         self._renderer: Any = None  # a Renderer when a browser can be found (extra 'browser')
         self._open = False
         base = registry or default_registry()

@@ -155,7 +155,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--render-max-memory", "render_max_memory_mb", {"type": int, "metavar": "MIB"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts",
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes",
                         "structured_raw"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),

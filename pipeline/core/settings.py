@@ -81,7 +81,7 @@ class Settings(BaseModel):
     credential_hosts: list[str] = Field(
         default_factory=list, description="hosts (HOST or HOST:PORT) that also get the "
         "credentials when a sitemap or feed names their URLs (they always go to the list's "
-        "and the --sitemap/--feed URLs' own origins)")
+        "and the --sitemap/--feed URLs' own origins); the MCP server's only ones")
     credential_headers: list[str] = Field(
         default_factory=list, description="more header names that carry credentials (as "
         "Authorization and Cookie do): sent only where credentials may go")

@@ -59,3 +59,32 @@ async def test_concurrent_calls_share_the_servers_per_host_limit(tmp_path):
     assert [r.is_error for r in results] == [False] * CALLS
     assert stats["total"] == CALLS * URLS_PER_CALL
     assert stats["peak"] <= PER_HOST and stats["connections"] <= PER_HOST, stats
+
+
+def header_logging_app() -> tuple[web.Application, list[str | None]]:
+    seen: list[str | None] = []
+
+    async def page(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization"))
+        body = f"<html><title>t</title><p>{'Herons fish. ' * 40}</p></html>"
+        return web.Response(text=body, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name}", page)
+    return app, seen
+
+
+async def test_credentials_go_only_to_the_hosts_the_user_gave():
+    # a model names the URLs (and a page it read can steer it): the token stays home
+    app, seen = header_logging_app()
+    async with serve(app) as base:
+        port = base.rsplit(":", 1)[1]
+        for hosts, sent in (([], None), ([f"127.0.0.1:{port}"], "Bearer SECRET")):
+            seen.clear()
+            settings = Settings(allow_net=["127.0.0.1/32"], rate=1000, cache=False,
+                                headers={"Authorization": "Bearer SECRET"},
+                                credential_hosts=hosts)
+            async with Client(web_server(settings, untrusted=False)) as client:
+                result = await client.call_tool("web_extract", {"urls": [f"{base}/page"]})
+            assert not result.is_error
+            assert seen and set(seen) == {sent}, (hosts, seen)
