@@ -25,6 +25,7 @@ from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions, RunInput
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
+from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import DoneSet, JsonlSink, scan_done
 from pipeline.batch.pool import ProcessRunner
@@ -35,10 +36,11 @@ from pipeline.core.settings import Settings
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalSource
 
 if TYPE_CHECKING:
     from pipeline.batch.output.parquet_sink import ParquetSink
+    from pipeline.batch.output.warc_out import WarcWriter
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
@@ -100,6 +102,21 @@ def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], N
     return undo
 
 
+PLAIN_STEM = part_stem(0, 1)  # a plain run's WARC files are those of part 0 of 1
+
+
+def warc_writer(settings: Settings, stem: str) -> WarcWriter | None:
+    """The WARC writer of ``--warc-out`` for the files named ``stem`` (None without it);
+    not opened yet."""
+    if settings.warc_out is None:
+        return None
+    from pipeline.batch.output.warc_out import WarcWriter
+
+    robots = "obey" if settings.robots else "ignore"
+    return WarcWriter(settings.warc_out, stem, max_bytes=settings.warc_max_bytes,
+                      info={"robots": robots, "http-header-user-agent": settings.user_agent})
+
+
 @dataclass
 class RunOutput:
     """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
@@ -115,12 +132,15 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
                         signals: Iterable[int] = STOP_SIGNALS,
                         expand: ExpandOptions | None = None,
-                        local_files: LocalFiles | None = None) -> Summary:
+                        local_files: LocalSource | None = None,
+                        warc_stem: str = PLAIN_STEM) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
-    compressor are open: what they find wrong costs the output nothing. Raises
-    ``PipelineError('config')`` when the handler workers cannot start."""
+    compressor are open: what they find wrong costs the output nothing; with
+    ``--warc-out`` the WARC files named ``warc_stem`` open (and are repaired) right after
+    it. Raises ``PipelineError('config')`` when the handler workers cannot start, and the
+    WARC writer's ``OutputError`` before the first record after a failed WARC write."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -130,23 +150,39 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
 
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
                            on_start_failure=stop_on_start_failure)
+    archive = warc_writer(settings, warc_stem) if fetcher is None else None
     async with contextlib.AsyncExitStack() as fetchers:
-        expander = None
-        if expand is not None and expand.roots:
-            documents = fetcher
-            if fetcher is None:  # two fetchers, one per-host budget
-                fetcher = await fetchers.enter_async_context(
-                    HttpFetcher(settings, early_reject=registry.rejects_early))
+        expanding = expand is not None and expand.roots
+        documents = fetcher
+        if fetcher is None and (expanding or archive is not None):
+            page_fetcher = await fetchers.enter_async_context(
+                HttpFetcher(settings, early_reject=registry.rejects_early, archive=archive))
+            fetcher = page_fetcher
+            if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
-                    document_fetcher(settings, fetcher.gate))
+                    document_fetcher(settings, page_fetcher.gate, archive))
+        expander = None
+        if expand is not None and expanding:
             assert documents is not None
             expander = Expander(expand, documents, settings.max_bytes)
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
             output = open_output()
+            write = output.write
+            if archive is not None:
+                fetchers.callback(archive.close)
+                try:
+                    archive.open()
+                except BaseException:
+                    output.close()
+                    raise
+
+                def write(record: Record, archive: WarcWriter = archive) -> None:
+                    archive.raise_failure()  # no record after a response the WARC lacks
+                    output.write(record)
             try:
-                engine = BatchEngine(settings, extract, output.write, done=output.done or None,
+                engine = BatchEngine(settings, extract, write, done=output.done or None,
                                      on_record=on_record)
                 undo = _install_stop(stop, signals)
                 try:
@@ -155,6 +191,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                             summary = await engine.run(batches, stop)
                 finally:
                     undo()
+                if archive is not None:
+                    archive.raise_failure()
             finally:
                 output.close()
     if start_failures:
@@ -175,6 +213,11 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         show = not settings.quiet and sys.stderr.isatty()
         progress = ProgressBar(run_input.count() if show else None, enabled=show)
         cleanup.callback(progress.close)
+
+        if settings.warc_out is not None and args.overwrite:
+            from pipeline.batch.output.warc_out import clear_warc_files
+
+            clear_warc_files(settings.warc_out, PLAIN_STEM)
 
         def open_output() -> RunOutput:
             done, dropped = scan_output(args.output) if args.resume else (None, 0)

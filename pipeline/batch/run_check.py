@@ -102,5 +102,29 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
     check_input(args.urls)
     check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
                  overwrite=args.overwrite)
+    if settings.warc_out is not None:
+        check_warc(mode, args, settings, injected_fetcher=injected_fetcher)
     check_config(settings)
     return mode
+
+
+def check_warc(mode: str, args: argparse.Namespace, settings: Settings, *,
+               injected_fetcher: bool = False) -> None:
+    """``--warc-out``: fastwarc installed, something to archive, and the directory's earlier
+    files neither lost nor mixed in unasked."""
+    from pipeline.batch.output.output_dir import part_stem
+    from pipeline.batch.output.warc_out import check_warc_out, require_fastwarc
+
+    assert settings.warc_out is not None
+    require_fastwarc("--warc-out")
+    if injected_fetcher:
+        raise UsageError("--warc-out archives what our fetcher receives: not with an "
+                         "injected fetcher")
+    stem: str | None = None
+    if mode == "plain":
+        stem = part_stem(0, 1)
+    elif mode == "shard":
+        from pipeline.batch.shards.plan import parse_shard
+
+        stem = part_stem(*parse_shard(args.shard))
+    check_warc_out(settings.warc_out, stem, resume=args.resume, overwrite=args.overwrite)

@@ -103,6 +103,8 @@ _HELP = {
     "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
     "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
+    "warc_out": "write every response the run receives (and its request) as WARC/1.1 files "
+    "in DIR, gzip per record (extra 'warc'; see docs/corpus.md); default: none",
 }
 
 
@@ -145,9 +147,11 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
+    ("--warc-out", "warc_out", {"metavar": "DIR"}),
+    ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "warc_out", "warc_max_bytes"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),

@@ -103,6 +103,14 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    # --- WARC archive of a batch run (see pipeline.batch.output.warc_out)
+    warc_out: str | None = Field(
+        None, description="directory for WARC files of every response the run receives "
+        "(extra [warc])")
+    warc_max_bytes: int = Field(1_000_000_000, ge=1,
+                                description="start the next WARC file once one holds this many "
+                                "bytes")
+
     # --- full-text cache (see pipeline.store.cache)
     cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
     cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")

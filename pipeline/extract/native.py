@@ -23,7 +23,7 @@ from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError, Validators
 
 if TYPE_CHECKING:
-    from pipeline.fetch.local_files import LocalFiles
+    from pipeline.fetch.local_files import LocalSource
 
 SNIFF_BYTES = 1024
 
@@ -67,7 +67,7 @@ class NativeExtractor:
 
     def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
                  runner: Runner | None = None, registry: HandlerRegistry | None = None,
-                 local_files: LocalFiles | None = None) -> None:
+                 local_files: LocalSource | None = None) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.registry = registry if registry is not None else load_registry(self.settings)
         self._fetcher = fetcher

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.batch.input.items import InputItem, open_input
 from pipeline.batch.input.tables import read_input
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalFiles, LocalSource
 
 DEFAULT_DEPTH = 4
 
@@ -44,7 +44,7 @@ class RunInput:
     format: str = "lines"
     url_column: str | None = None
     expand: ExpandOptions = field(default_factory=ExpandOptions)
-    local_files: LocalFiles | None = None
+    local_files: LocalSource | None = None
 
     @contextlib.contextmanager
     def file_items(self) -> Iterator[Iterator[InputItem]]:

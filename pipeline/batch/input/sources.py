@@ -19,6 +19,7 @@ from pipeline.batch.input.items import InputItem, feed, feed_async
 from pipeline.batch.input.run_input import ExpandOptions, RunInput
 from pipeline.core.errors import PROG
 from pipeline.core.settings import Settings
+from pipeline.fetch.archive import ResponseArchive
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.hosts import HostGate
 from pipeline.fetch.media import is_binary_media_type
@@ -32,10 +33,11 @@ def rejects_document(media_type: str) -> bool:
     return media_type not in GZIP_TYPES and is_binary_media_type(media_type)
 
 
-def document_fetcher(settings: Settings, gate: HostGate | None = None) -> HttpFetcher:
+def document_fetcher(settings: Settings, gate: HostGate | None = None,
+                     archive: ResponseArchive | None = None) -> HttpFetcher:
     """The fetcher of sitemap and feed documents: the page fetcher's settings, policy and
-    (given its ``gate``) per-host budget, but taking gzip bodies."""
-    return HttpFetcher(settings, early_reject=rejects_document, gate=gate)
+    (given its ``gate``) per-host budget and archive, but taking gzip bodies."""
+    return HttpFetcher(settings, early_reject=rejects_document, gate=gate, archive=archive)
 
 
 def say(settings: Settings, message: str) -> None:

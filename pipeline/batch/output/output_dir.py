@@ -65,6 +65,11 @@ def manifest(shards: int, input_path: str | None, settings: Settings) -> dict[st
             "settings": settings.model_dump(mode="json", include=set(OUTPUT_SETTINGS))}
 
 
+def part_stem(shard: int, shards: int) -> str:
+    """The name shard ``shard`` of ``shards`` gives its files (a plain run is part 0 of 1)."""
+    return f"part-{shard:05d}-of-{shards:05d}"
+
+
 @dataclass(frozen=True)
 class OutputDir:
     """The files of a sharded run of ``shards`` shards under ``path``."""
@@ -73,7 +78,7 @@ class OutputDir:
     shards: int
 
     def _stem(self, shard: int) -> str:
-        return f"part-{shard:05d}-of-{self.shards:05d}"
+        return part_stem(shard, self.shards)
 
     def part(self, shard: int) -> Path:
         return self.path / f"{self._stem(shard)}.jsonl"
@@ -132,6 +137,20 @@ class OutputDir:
         _write_atomically(self.marker(shard), json.dumps(summary).encode() + b"\n")
         if not self.pending():
             self.success.touch()
+
+
+def list_warc_files(output: OutputDir, directory: str) -> list[str]:
+    """Write into the run's manifest the WARC files its shards wrote so far (``--warc-out
+    directory``: ``"warc": {"directory", "files"}``); returns their names. Each shard's
+    ``.done`` marker lists its own."""
+    from pipeline.batch.output.warc_out import warc_files
+
+    names = [path.name for shard in range(output.shards)
+             for path in warc_files(directory, part_stem(shard, output.shards))]
+    found = read_manifest(output.path) or {}
+    found["warc"] = {"directory": os.path.abspath(directory), "files": names}
+    _write_atomically(output.manifest_path, json.dumps(found, indent=1).encode() + b"\n")
+    return names
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

@@ -31,11 +31,17 @@ from pipeline.batch.output.output_dir import OutputDir
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import Spool
-from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spooled
+from pipeline.batch.shards.shard_run import (
+    ShardJob,
+    note_warc_files,
+    prepare,
+    run_shard,
+    spooled,
+)
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalSource
 
 # Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
 # and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
@@ -213,14 +219,17 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
     already = output.done_records()
-    with spooled(args, output, settings) as spools:
-        summary = _drive(output, local, spools, started, args.run_input.local_files)
+    try:
+        with spooled(args, output, settings) as spools:
+            summary = _drive(output, local, spools, started, args.run_input.local_files)
+    finally:
+        note_warc_files(output, settings)
     summary.skipped += already
     return summary
 
 
 def _drive(output: OutputDir, settings: Settings, spools: dict[int, Spool],
-           started: float, local_files: LocalFiles | None) -> Summary:
+           started: float, local_files: LocalSource | None) -> Summary:
     driver = _Driver({shard: (ShardJob(output, shard, settings, local_files), spool)
                       for shard, spool in spools.items()})
     signals = (signal.SIGINT, signal.SIGTERM)
