@@ -174,6 +174,10 @@ class BatchEngine:
         if line.problem is not None:
             error = ErrorInfo(kind=line.problem_kind, message=line.problem)
             return Record.failure(line.url, error, index=line.index, **(line.extra or {}))
+        if line.locator is not None:  # read from where it is stored, under its own URL
+            record = await self._extract(line.locator)
+            return record.model_copy(update={"url": line.url, "index": line.index,
+                                             **(line.extra or {})})
         record = await self._fetch_once(line.url)
         return record.model_copy(update={"index": line.index, **(line.extra or {})})
 
@@ -257,7 +261,8 @@ class BatchEngine:
                     slot = _Slot() if ordered else None
                     if slot is not None:
                         self._slots.append(slot)
-                    key = host_key(line.url) if keyed and line.problem is None else None
+                    key = (host_key(line.url) if keyed and line.problem is None
+                           and line.locator is None else None)
                     started = (line, slot, key)
                     if frontier.offer(key, started):
                         start(started)

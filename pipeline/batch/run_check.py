@@ -99,7 +99,8 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
     if injected_fetcher and mode in ("processes", "ray"):
         raise UsageError("an injected fetcher works in this process only (no --processes, "
                          "no --engine ray)")
-    check_input(args.urls)
+    if args.run_input.format != "warc":  # its paths (directories too) were checked
+        check_input(args.urls)
     check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
                  overwrite=args.overwrite)
     if settings.warc_out is not None:
@@ -117,6 +118,9 @@ def check_warc(mode: str, args: argparse.Namespace, settings: Settings, *,
 
     assert settings.warc_out is not None
     require_fastwarc("--warc-out")
+    if args.run_input.format == "warc":
+        raise UsageError("--warc-out archives the responses a run fetches; a run over WARC "
+                         "input fetches none")
     if injected_fetcher:
         raise UsageError("--warc-out archives what our fetcher receives: not with an "
                          "injected fetcher")

@@ -38,19 +38,27 @@ class ExpandOptions:
 @dataclass(frozen=True)
 class RunInput:
     """A run's input: ``path`` (``-``: stdin; None: no list) in ``format``, then the roots
-    of ``expand``; ``local_files`` when ``--allow-files`` allows them."""
+    of ``expand``; ``local_files`` when ``--allow-files`` allows them. With ``format``
+    ``warc``, ``path`` and ``more`` are WARC files, directories or lists of them, and
+    ``local_files`` reads their records back."""
 
     path: str | None = None
     format: str = "lines"
     url_column: str | None = None
     expand: ExpandOptions = field(default_factory=ExpandOptions)
     local_files: LocalSource | None = None
+    more: tuple[str, ...] = ()
 
     @contextlib.contextmanager
     def file_items(self) -> Iterator[Iterator[InputItem]]:
         """The list's items (none without a list); the file is closed after."""
         if self.path is None:
             yield iter(())
+            return
+        if self.format == "warc":
+            from pipeline.batch.input.warc_in import warc_items
+
+            yield warc_items((self.path, *self.more))
             return
         source = open_input(self.path)
         try:
@@ -62,7 +70,7 @@ class RunInput:
 
     def count(self) -> int | None:
         """Items in a regular file with nothing to expand (one streamed pass), else None."""
-        if self.expand.roots or self.path is None or self.path == "-" \
+        if self.expand.roots or self.path is None or self.path == "-" or self.format == "warc" \
                 or not stat.S_ISREG(os.stat(self.path).st_mode):
             return None
         with self.file_items() as items:
