@@ -45,7 +45,6 @@ class Exchange:
     body: bytes
     sent: datetime
     truncated: Truncation | None = None
-    peer: str | None = None
 
 
 @runtime_checkable

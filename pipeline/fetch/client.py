@@ -496,7 +496,7 @@ class HttpFetcher:
             method=request.method, url=str(request.url), request_headers=request.headers,
             status=response.status, reason=response.reason, version=response.version,
             headers=list(response.headers.items()), body=body, sent=sent,
-            truncated=truncated, peer=response.peer))
+            truncated=truncated))
 
     def _keep_unread(self, request: Request, sent: datetime | None, response: Response) -> None:
         """Archive a GET response whose body the fetcher does not read (a redirect, an error

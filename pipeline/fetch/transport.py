@@ -44,7 +44,7 @@ class Response(Protocol):
     """A response whose headers have arrived: ``status``, ``headers`` (case-insensitive, in
     the order received), ``url`` (the request's, or where followed redirects ended), and
     for an archive (``--warc-out``) the status line's ``reason`` and ``version``
-    (``"HTTP/1.1"``) and the ``peer`` address it came from (None when unknown).
+    (``"HTTP/1.1"``).
     :meth:`chunks` streams the body once (without its transfer coding, still in its content
     coding); then :meth:`release` (the body was read whole: the connection may be reused)
     or :meth:`close` (drop it; a no-op after ``release``). Reading may raise the same
@@ -55,9 +55,6 @@ class Response(Protocol):
     url: URL
     reason: str | None
     version: str
-
-    @property
-    def peer(self) -> str | None: ...
 
     def chunks(self) -> AsyncIterator[bytes]: ...
 
@@ -97,14 +94,6 @@ class _AiohttpResponse:
         version = response.version  # None from a mocked session (aioresponses)
         self.version = f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1"
 
-    @property
-    def peer(self) -> str | None:
-        connection = self._response.connection
-        if connection is None or connection.transport is None:
-            return None
-        address = connection.transport.get_extra_info("peername")
-        return str(address[0]) if isinstance(address, tuple) and address else None
-
     def chunks(self) -> AsyncIterator[bytes]:
         return self._response.content.iter_any()
 
@@ -139,13 +128,11 @@ class FakeResponse:
 
     def __init__(self, status: int = 200, headers: Mapping[str, str] | None = None,
                  body: bytes = b"", *, url: URL | str | None = None,
-                 chunk_size: int = 64 * 1024, reason: str | None = None,
-                 peer: str | None = None) -> None:
+                 chunk_size: int = 64 * 1024, reason: str | None = None) -> None:
         self.status = status
         self.headers = CIMultiDictProxy(CIMultiDict(headers or {}))
         self.reason = reason if reason is not None else _reason(status)
         self.version = "HTTP/1.1"
-        self.peer = peer
         self.body = body
         self.url = URL(url) if isinstance(url, str) else url or URL()
         self.chunk_size = chunk_size

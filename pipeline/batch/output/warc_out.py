@@ -6,7 +6,7 @@ run is part 0 of 1) and a serial number; the next serial starts once a file has 
 ``--warc-max-bytes``. Each file opens with a ``warcinfo`` record; each exchange is a
 ``request`` record and a ``response`` record (``WARC-Concurrent-To`` links them), each a gzip
 member of its own, with block and payload digests (SHA-1), ``WARC-Truncated`` when the body is
-short and ``WARC-IP-Address`` when known. The response block is the status line, the headers
+short. The response block is the status line, the headers
 and the body as received: still in its Content-Encoding (the payload digest covers those
 bytes, as warcio and fastwarc verify it); the client removed the chunk framing, so a
 ``Transfer-Encoding`` header is kept as ``X-Crawler-Transfer-Encoding`` (Common Crawl's name
@@ -297,8 +297,6 @@ class WarcWriter:
         if self._info_id:
             common.append(("WARC-Warcinfo-ID", self._info_id))
         response = [*common, ("Content-Type", "application/http; msgtype=response")]
-        if exchange.peer:
-            response.append(("WARC-IP-Address", exchange.peer))
         if exchange.truncated:
             response.append(("WARC-Truncated", exchange.truncated))
         answer, answer_id = self._member(
@@ -311,7 +309,7 @@ class WarcWriter:
         return asked + answer
 
     def _write(self, data: bytes) -> None:
-        """Append ``data`` whole, or cut off what part of it was written and raise."""
+        """Append ``data`` whole, or cut off whatever part of it was written and raise."""
         assert self._fd is not None
         view = memoryview(data)
         done = 0
@@ -322,9 +320,8 @@ class WarcWriter:
                     raise OSError(5, "the WARC file accepted no bytes")
                 done += count
         except OSError:
-            if done:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, self._size)
+            with contextlib.suppress(OSError):  # whatever part of it reached the file
+                os.ftruncate(self._fd, self._size)
             raise
         self._size += done
 
