@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,7 @@ _READ = 64 * 1024
 _OPEN_FILES = 16  # WARC files a process keeps open while reading records back
 _MAX_HEADER = 64 * 1024  # a record's WARC or HTTP headers (fastwarc's limit)
 _RESYNC_WINDOW = 1 << 20
+_MAX_LIST_BYTES = 64 << 20  # a list of WARC paths (Common Crawl's: ~10 MB for 90,000)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -54,15 +56,20 @@ def _is_warc(path: Path) -> bool:
     return head.startswith(b"WARC/")
 
 
-def _list_paths(path: Path) -> Iterator[str]:
+def _list_paths(path: Path) -> list[str]:
     """The paths a list file names, one a line (blank lines and ``#`` comments skipped; a
-    gzip-compressed list too, as Common Crawl's ``warc.paths.gz``)."""
+    gzip-compressed list too, as Common Crawl's ``warc.paths.gz``); ``ValueError`` when it
+    is not text."""
     opener: Any = gzip.open if path.read_bytes()[:2] == GZIP_MAGIC else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
-        for line in lines:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                yield line
+    with opener(path, "rb") as handle:
+        text = handle.read(_MAX_LIST_BYTES + 1)
+    if len(text) > _MAX_LIST_BYTES or b"\0" in text:
+        raise ValueError("not a WARC file, nor a list of them")
+    try:
+        lines = text.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError("not a WARC file, nor a list of them (not UTF-8 text)") from None
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def warc_files(inputs: Sequence[str]) -> Iterator[tuple[str, str | None]]:
@@ -85,21 +92,21 @@ def warc_files(inputs: Sequence[str]) -> Iterator[tuple[str, str | None]]:
             continue
         base = path.parent
         try:
-            named = list(_list_paths(path))
-        except (OSError, EOFError, zlib.error) as exc:
-            yield given, f"cannot read the list {given}: {exc}"
+            named = _list_paths(path)
+        except (OSError, EOFError, zlib.error, ValueError) as exc:
+            yield given, f"cannot read {given}: {exc}"
             continue
         for line in named:
             entry = Path(line) if Path(line).is_absolute() else base / line
-            if entry.is_dir():
-                yield from warc_files([str(entry)])
-            elif not entry.is_file():
-                yield str(entry), f"no such WARC file: {entry}"
-            else:
-                try:
+            try:
+                if entry.is_dir():
+                    yield from warc_files([str(entry)])
+                elif not entry.is_file():
+                    yield str(entry), f"no such WARC file: {entry}"
+                else:
                     yield str(entry), None if _is_warc(entry) else f"not a WARC file: {entry}"
-                except OSError as exc:
-                    yield str(entry), f"cannot read {entry}: {exc.strerror or exc}"
+            except (OSError, ValueError) as exc:
+                yield line, f"cannot read {line[:200]}: {exc}"
 
 
 def warc_items(inputs: Sequence[str], start: int = 0) -> Iterator[InputItem]:
@@ -162,6 +169,12 @@ def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
                     reported = False
                     reading = None
                     last = offset + 1
+                if offset > position or last > position:  # a record was read: what follows it?
+                    tail = _after_last(handle, offset, gzipped, size)
+                    if tail is not None:
+                        yield tail, None, ("torn WARC record: the file ends inside it"
+                                           if _starts_record(handle, tail, gzipped)
+                                           else "bytes after the last WARC record")
                 return
             except (OSError, ValueError) as exc:
                 bad = reading if reading is not None else _next_start(handle, offset + 1,
@@ -174,6 +187,45 @@ def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
                 if following is None:
                     return
                 position = following
+
+
+def _after_last(handle: BinaryIO, offset: int, gzipped: bool, size: int) -> int | None:
+    """Where the stretch after the last whole record starts when the file holds more than
+    blank lines past it (a torn record the reader passed over without a word), else None:
+    ``offset`` itself when the file ends inside that record's own gzip member."""
+    handle.seek(offset)
+    if gzipped:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        end = offset
+        while not inflater.eof and (chunk := handle.read(_READ)):
+            try:
+                inflater.decompress(chunk, 1)  # the output is not wanted, only the end
+                while inflater.unconsumed_tail and not inflater.eof:
+                    inflater.decompress(inflater.unconsumed_tail, _READ)
+            except zlib.error:
+                return None  # the reader judged this record; nothing more to say
+            end += len(chunk)
+        if not inflater.eof:
+            return offset  # the file ends inside the last record's own member
+        end -= len(inflater.unused_data)
+    else:
+        head = handle.read(_MAX_HEADER)
+        blank = head.find(b"\r\n\r\n")
+        length = re.search(rb"\r\ncontent-length:[ \t]*(\d+)", head[:blank], re.IGNORECASE)
+        if blank < 0 or length is None:
+            return None
+        end = offset + blank + 4 + int(length.group(1))
+        if end > size:
+            return offset
+    handle.seek(end)
+    rest = handle.read(_READ)
+    return end if rest.strip(b"\r\n") and end < size else None
+
+
+def _starts_record(handle: BinaryIO, offset: int, gzipped: bool) -> bool:
+    handle.seek(offset)
+    head = handle.read(16)
+    return head.startswith(GZIP_MAGIC if gzipped else b"WARC/")
 
 
 def _member_at(handle: BinaryIO, offset: int) -> bool:
