@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("fastwarc", reason="the warc extra")
 pytest.importorskip("warcio", reason="warcio reads what we write (the test extra)")
 
-from benchmarks import warc as bench  # noqa: E402
-from pipeline.batch.output.warc_out import WarcWriter  # noqa: E402
-from tests.support.warc_files import article, exchange  # noqa: E402
+from benchmarks import warc as bench
+from pipeline.batch.output.warc_out import WarcWriter
+from tests.support.warc_files import article, exchange
 
 
 def test_validate_reads_every_record_and_names_a_damaged_file(tmp_path):
@@ -21,8 +21,8 @@ def test_validate_reads_every_record_and_names_a_damaged_file(tmp_path):
     writer.close()
     assert bench.validate(tmp_path) == (7, 3, [])
     (tmp_path / "junk.warc.gz").write_bytes(gzip.compress(b"WARC/1.1\r\nbroken"))
-    count, responses, problems = bench.validate(tmp_path)
-    assert (count, responses) == (7, 3) and problems and problems[0].startswith("junk")
+    _, responses, problems = bench.validate(tmp_path)
+    assert responses == 3 and len(problems) == 1 and problems[0].startswith("junk")
 
 
 def test_identical_compares_each_fetched_page_with_its_warc_record():
