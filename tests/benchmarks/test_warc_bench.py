@@ -20,9 +20,10 @@ def test_validate_reads_every_record_and_names_a_damaged_file(tmp_path):
         writer.keep(exchange(f"http://example.test/{n}", article(f"Page {n}")))
     writer.close()
     assert bench.validate(tmp_path) == (7, 3, [])
-    (tmp_path / "junk.warc.gz").write_bytes(gzip.compress(b"WARC/1.1\r\nbroken"))
+    whole = (tmp_path / "part-00000-of-00001-00000.warc.gz").read_bytes()
+    (tmp_path / "torn.warc.gz").write_bytes(whole[:-100])  # warcio alone passes over it
     _, responses, problems = bench.validate(tmp_path)
-    assert responses == 3 and len(problems) == 1 and problems[0].startswith("junk")
+    assert responses == 6 and len(problems) == 1 and problems[0].startswith("torn")
 
 
 def test_identical_compares_each_fetched_page_with_its_warc_record():

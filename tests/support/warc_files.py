@@ -100,7 +100,13 @@ def common_crawl_like(path: Path) -> dict[str, bytes]:
 
 def read_all(path: Path) -> Iterator[tuple[str, str | None, int]]:
     """(record type, target URI, payload length) of every record, read to the end of the
-    file by warcio with every digest checked (an error if any does not match)."""
+    file by warcio with every digest checked (an error if any does not match); a gzipped
+    file's members are each read whole by Python's gzip first (warcio passes over a member
+    cut short at the end of a file)."""
+    if path.name.endswith(".gz"):
+        with gzip.open(path) as members:
+            while members.read(1 << 20):
+                pass
     with open(path, "rb") as handle:
         iterator = ArchiveIterator(handle, check_digests="raise")
         for record in iterator:
