@@ -35,11 +35,12 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(BENCH))  # throughput.py imports its siblings by their bare names
 
 from benchmarks.corpus_server import DATASET_ENV, serve_in_subprocess  # noqa: E402
 from benchmarks.measure import run_measured  # noqa: E402
+from benchmarks.throughput import write_readme  # noqa: E402
 
-README = BENCH / "README.md"
 START, END = "<!-- warc:start -->", "<!-- warc:end -->"
 DATASETS = {"news": "article-extraction-benchmark", "modern": "modern-web-dev"}
 SHARED = REPO.parent / "shared" / "datasets"
@@ -280,17 +281,6 @@ def bench_kill(urls: int, work: Path) -> list[str]:
             "when killed is fetched again, a second capture)"]
 
 
-def write_readme(section: str) -> None:
-    text = README.read_text(encoding="utf-8")
-    block = f"{START}\n{section}\n{END}"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## WARC out and in (`warc.py`)\n\n" + block + "\n"
-    README.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urls", type=int, default=2000)
@@ -311,7 +301,7 @@ def main(argv: list[str] | None = None) -> None:
     section = "\n".join(parts).rstrip() + "\n"
     print(section)
     if not args.no_readme:
-        write_readme(section)
+        write_readme(section, START, END, "## WARC out and in (`warc.py`)\n\n")
 
 
 if __name__ == "__main__":
