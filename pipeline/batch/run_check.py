@@ -68,10 +68,11 @@ def check_input(path: str | None) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def check_config(settings: Settings) -> None:
+def check_config(settings: Settings) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers and the compressor
-    (``PipelineError('config')``). Nothing is opened or contacted."""
+    (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
+    contacted."""
     from pipeline.batch.extract_stage import compressor_config
     from pipeline.extract.native import load_registry
     from pipeline.fetch.policy import NetworkPolicy
@@ -85,10 +86,12 @@ def check_config(settings: Settings) -> None:
         from pipeline.fetch.cookies import CookieFile
 
         CookieFile.load(settings.cookie_file)
-    for warning in default_registry().resolve("extract", settings).warnings:
+    resolution = default_registry().resolve("extract", settings)
+    for warning in resolution.warnings:
         if not settings.quiet:
             print(f"{PROG}: warning: {warning}", file=sys.stderr)
     compressor_config(settings)
+    return resolution.chain
 
 
 def check_run(args: argparse.Namespace, settings: Settings, *,
@@ -105,7 +108,10 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
                  overwrite=args.overwrite)
     if settings.warc_out is not None:
         check_warc(mode, args, settings, injected_fetcher=injected_fetcher)
-    check_config(settings)
+    chain = check_config(settings)
+    if args.run_input.format == "warc" and chain != ["native"]:
+        raise UsageError("--input-format warc extracts with our own pipeline: drop "
+                         f"--extract-backend/--backend ({', '.join(chain)})")
     return mode
 
 

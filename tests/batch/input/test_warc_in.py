@@ -266,6 +266,9 @@ def test_warc_input_mistakes_are_one_line(tmp_path, monkeypatch, capsys):
     assert "several inputs go with --input-format warc" in capsys.readouterr().err
     assert run("-", "-o", str(tmp_path / "o.jsonl")) == 2
     assert run(str(urls), "--sitemap", "http://example.test/s.xml") == 2
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "test-key")  # configured: a vendor is never sent
+    assert run(str(urls), "--extract-backend", "firecrawl") == 2  # a WARC's records
+    assert "extracts with our own pipeline" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "fastwarc", None)
     assert run(str(urls), "-o", str(tmp_path / "o.jsonl")) == 2
     err = capsys.readouterr().err.strip().splitlines()
