@@ -60,7 +60,8 @@ def _list_paths(path: Path) -> list[str]:
     """The paths a list file names, one a line (blank lines and ``#`` comments skipped; a
     gzip-compressed list too, as Common Crawl's ``warc.paths.gz``); ``ValueError`` when it
     is not text."""
-    opener: Any = gzip.open if path.read_bytes()[:2] == GZIP_MAGIC else open
+    with open(path, "rb") as handle:
+        opener: Any = gzip.open if handle.read(2) == GZIP_MAGIC else open
     with opener(path, "rb") as handle:
         text = handle.read(_MAX_LIST_BYTES + 1)
     if len(text) > _MAX_LIST_BYTES or b"\0" in text:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -172,7 +173,9 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
 
 
 def note_warc_files(output: OutputDir, settings: Settings) -> None:
-    """With ``--warc-out``: list the WARC files written so far in the run's manifest."""
+    """With ``--warc-out``: list the WARC files written so far in the run's manifest (a
+    manifest that cannot be rewritten keeps the list it had: the markers list them too)."""
     if settings.warc_out is not None:
-        list_warc_files(output, settings.warc_out)
+        with contextlib.suppress(OSError, UsageError):
+            list_warc_files(output, settings.warc_out)
 
