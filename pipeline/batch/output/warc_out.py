@@ -100,29 +100,30 @@ def check_warc_out(directory: str, stem: str | None, *, resume: bool, overwrite:
 
 def whole_members(path: Path) -> tuple[list[int], int]:
     """The end offsets of the whole gzip members at the start of ``path``, and the file's
-    size: bytes past the last offset are a torn member (or not gzip at all)."""
+    size: bytes past the last offset are a torn member (or not gzip at all). Inflated a
+    chunk at a time, whatever a member holds."""
     ends: list[int] = []
-    position = 0  # where the current member started
     with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        consumed = 0  # bytes of the file fed to decompressors so far
-        while chunk := handle.read(_SCAN_CHUNK):
-            data = chunk
+        offset = 0  # where ``data`` starts in the file
+        while data := handle.read(_SCAN_CHUNK):
             while data:
                 try:
-                    inflater.decompress(data)
+                    inflater.decompress(data, _SCAN_CHUNK)
+                    while inflater.unconsumed_tail and not inflater.eof:
+                        inflater.decompress(inflater.unconsumed_tail, _SCAN_CHUNK)
                 except zlib.error:
-                    return ends, os.fstat(handle.fileno()).st_size
+                    return ends, size
                 if not inflater.eof:
-                    consumed += len(data)
+                    offset += len(data)
                     break
                 rest = inflater.unused_data
-                consumed += len(data) - len(rest)
-                position = consumed
-                ends.append(position)
+                offset += len(data) - len(rest)
+                ends.append(offset)
                 inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 data = rest
-        return ends, os.fstat(handle.fileno()).st_size
+        return ends, size
 
 
 def repair(path: Path) -> int:

@@ -298,3 +298,21 @@ def test_each_shard_writes_its_own_files_listed_in_the_manifest(tmp_path):
             archived |= {url for kind, url, _ in read_all(warc / name) if kind == "response"}
     assert archived == set(urls)
     assert len(merged(out, tmp_path)) == len(urls)
+
+
+@pytest.mark.parametrize("keep", [0.3, 0.55, 0.999])
+def test_a_torn_end_of_a_file_larger_than_a_read_is_cut_back(tmp_path, keep):
+    writer = WarcWriter(tmp_path, STEM).open()
+    bodies = [os.urandom(400_000) for _ in range(6)]  # incompressible: ~2.4 MB of members
+    for n, body in enumerate(bodies):
+        writer.keep(exchange(f"http://example.test/{n}", body))
+    writer.close()
+    [path] = warc_files(tmp_path, STEM)
+    whole = path.read_bytes()
+    assert len(whole) > 2 * (1 << 20)
+    path.write_bytes(whole[:int(len(whole) * keep)])
+    assert repair(path) > 0
+    records = list(read_all(path))
+    assert [size for kind, _, size in records if kind == "response"] == [
+        400_000] * ((len(records) - 1) // 2)
+    assert len(records) % 2 == 1 and len(records) < 13
