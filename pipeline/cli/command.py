@@ -104,7 +104,7 @@ _HELP = {
     "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
     "warc_out": "write every response the run receives (and its request) as WARC/1.1 files "
-    "in DIR, gzip per record (extra 'warc'; see docs/corpus.md); default: none",
+    "in DIR, gzip per record (extra 'warc'; see docs/corpus.md)",
 }
 
 
