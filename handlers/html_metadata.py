@@ -1,16 +1,19 @@
 """Page metadata from one parsed tree: title (cross-checked), byline, dates, site name, ….
 
-Sources, strongest first: JSON-LD, OpenGraph/Twitter/Dublin Core ``<meta>``, microdata and
-``rel=author``, then the visible page (``<h1>``, ``<time>``). Call it before cleaning: it
-reads ``<script type="application/ld+json">`` and ``<meta>``, which cleaning removes.
+Sources, strongest first: the article the page declares (JSON-LD, else microdata, read once
+by :mod:`handlers.structured`, references followed), OpenGraph/Twitter/Dublin Core
+``<meta>``, ``rel=author``, then the visible page (``<h1>``, ``<time>``). The same reading
+gives ``metadata.structured`` and ``metadata.og``. Call it before cleaning: it reads
+``<script type="application/ld+json">`` and ``<meta>``, which cleaning removes.
 """
 
 from __future__ import annotations
 
-import json
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin
@@ -20,6 +23,7 @@ from lxml import etree
 from handlers.html_dates import iso_date
 from handlers.html_dom import heading_text, text_of
 from handlers.html_page_type import page_type
+from handlers.structured import Declared, raw_blocks, read_declared, structured_objects
 
 _SPACE = re.compile(r"\s+")
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—·•»]|::)\s+")
@@ -40,9 +44,9 @@ def squash(text: str | None) -> str:
     return _SPACE.sub(" ", text or "").strip()
 
 
-def _meta(root: etree._Element) -> dict[str, str]:
+def _meta(metas: list[etree._Element]) -> dict[str, str]:
     found: dict[str, str] = {}
-    for meta in root.iter("meta"):
+    for meta in metas:
         key = (meta.get("property") or meta.get("name") or meta.get("itemprop") or "").lower()
         value = squash(meta.get("content"))
         if key and value and key not in found:
@@ -50,33 +54,20 @@ def _meta(root: etree._Element) -> dict[str, str]:
     return found
 
 
-def _json_ld_objects(root: etree._Element) -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
-    for script in root.iter("script"):
-        if (script.get("type") or "").lower() != "application/ld+json" or not script.text:
-            continue
-        try:
-            data = json.loads(script.text)
-        except ValueError:
-            continue
-        stack = [data]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                objects.append(item)
-                if "@graph" in item:
-                    stack.append(item["@graph"])
-    return objects
-
-
-def _article_ld(objects: list[dict[str, Any]]) -> dict[str, Any]:
-    for item in objects:
+def _article_ld(declared: Declared) -> dict[str, Any]:
+    """The page's first declared article (JSON-LD, else microdata; top-level, else inside
+    another node), its author and publisher references (``{"@id": …}``) replaced by the
+    nodes they name."""
+    for item in declared.walk():
         kind = item.get("@type")
         kinds = " ".join(kind) if isinstance(kind, list) else str(kind or "")
         if _ARTICLE_TYPES.search(kinds) and ("headline" in item or "author" in item):
-            return item
+            resolve = declared.nodes.resolve
+            found = {**item, "publisher": resolve(item.get("publisher"))}
+            authors = item.get("author")
+            found["author"] = ([resolve(a) for a in authors[:20]] if isinstance(authors, list)
+                               else resolve(authors))
+            return found
     return {}
 
 
@@ -120,7 +111,8 @@ class _Marked:
 
     authors: list[etree._Element]  # rel=author, itemprop=author
     bylines: list[etree._Element]  # visible elements the page names "byline" or "author"
-    itemtypes: list[str]  # microdata types
+    typed: list[etree._Element]  # microdata: elements with an itemtype
+    props: list[etree._Element]  # ... and with an itemprop
 
 
 @lru_cache(maxsize=4096)
@@ -132,16 +124,17 @@ def _byline_label(label: str) -> bool:
 def _marked(root: etree._Element) -> _Marked:
     """One walk instead of an XPath per question (libxml2's XPath walks slower than lxml's
     iteration)."""
-    marked = _Marked([], [], [])
+    marked = _Marked([], [], [], [])
     for element in root.iter():
         if not isinstance(element.tag, str):
             continue
         rel, itemprop = element.get("rel"), element.get("itemprop")
+        if itemprop is not None:
+            marked.props.append(element)
         if rel == "author" or itemprop == "author" or (rel is not None and " author" in rel):
             marked.authors.append(element)
-        itemtype = element.get("itemtype")
-        if itemtype is not None:
-            marked.itemtypes.append(itemtype)
+        if element.get("itemtype") is not None:
+            marked.typed.append(element)
         label = element.get("class")
         if label and _byline_label(label) and element.tag not in _NOT_BYLINE_TAGS:
             marked.bylines.append(element)
@@ -158,7 +151,11 @@ def _byline_candidates(marked: _Marked, meta: dict[str, str],
     authors = authors if isinstance(authors, list) else [authors]
     organisations = [a for a in authors if isinstance(a, dict)
                      and "organization" in str(a.get("@type", "")).lower()]
-    yield from _names([a for a in authors if a not in organisations])
+    people = [name for name in (clean_byline(n) for n in _names(
+        [a for a in authors if a not in organisations])) if _valid_byline(name)]
+    if len(people) > 1:  # co-authors, as the page lists them
+        yield ", ".join(dict.fromkeys(people[:4]))
+    yield from people
     for key in ("author", "article:author", "dc.creator", "parsely-author",
                 "sailthru.author", "byl"):
         yield meta.get(key, "")
@@ -259,12 +256,33 @@ def _date(root: etree._Element, meta: dict[str, str], ld: dict[str, Any],
                 None)
 
 
-def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, dict[str, Any]]:
-    """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page."""
-    meta = _meta(root)
+def _in_local_time(stamp: str | None, root: etree._Element) -> str | None:
+    """A declared UTC timestamp as the page's ``<time datetime>`` gives the same instant, in
+    the page's own zone (its calendar day is the one the page shows)."""
+    if not stamp or not stamp.endswith("+00:00"):
+        return stamp
+    instant = datetime.fromisoformat(stamp)
+    for time_element in itertools.islice(root.iter("time"), 20):
+        shown = iso_date(time_element.get("datetime"))
+        if not shown or "T" not in shown or shown.endswith("+00:00"):
+            continue
+        local = datetime.fromisoformat(shown)
+        if local.tzinfo is not None and local == instant:
+            return shown
+    return stamp
+
+
+def extract_metadata(root: etree._Element, base_url: str, *,
+                     raw: bool = False) -> tuple[str | None, dict[str, Any]]:
+    """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page;
+    ``raw``: with the structured data's blocks as declared (``structured_raw``)."""
+    metas = list(root.iter("meta"))
+    meta = _meta(metas)
     marked = _marked(root)
-    objects = _json_ld_objects(root)
-    ld = _article_ld(objects)
+    declared = read_declared(root, base_url, metas=metas, typed=marked.typed,
+                             props=marked.props)
+    objects = declared.objects
+    ld = _article_ld(declared)
     publisher = ld.get("publisher")
     site = meta.get("og:site_name") or meta.get("application-name") or (
         _names(publisher)[0] if _names(publisher) else None
@@ -276,6 +294,7 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
     if not published:
         published = next((day for day in (iso_date(t.get("datetime"))
                                           for t in root.iter("time")) if day), None)
+    published = _in_local_time(published, root)
     html = root if root.tag == "html" else root.getroottree().getroot()
     canonical = next((link.get("href") for link in root.iter("link")
                       if (link.get("rel") or "").lower() == "canonical" and link.get("href")),
@@ -292,6 +311,9 @@ def extract_metadata(root: etree._Element, base_url: str) -> tuple[str | None, d
         "description": meta.get("description") or meta.get("og:description"),
         "canonical_url": urljoin(base_url, canonical) if canonical else None,
         "image": urljoin(base_url, image) if image else None,
-        "page_type": page_type(marked.itemtypes, meta, objects),
+        "page_type": page_type([str(e.get("itemtype")) for e in marked.typed], meta, objects),
+        "structured": structured_objects(declared),
+        "og": declared.og,
+        "structured_raw": raw_blocks(declared) if raw else None,
     }
     return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}

@@ -50,6 +50,8 @@ class HandlerOptions(Mapping[str, Any]):
       it (:func:`pipeline.extract.runners.cut_to_budget`); a handler need not.
     * ``html_extractor``: ``"builtin"`` or ``"readability"`` (``--html-extractor``).
     * ``include_comments``: append a page's comment threads (``--include-comments``).
+    * ``structured_raw``: keep an HTML page's JSON-LD and microdata as declared, bounded, in
+      ``metadata.structured_raw`` (``--structured-raw``).
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
 
     :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names. It is a
@@ -60,6 +62,7 @@ class HandlerOptions(Mapping[str, Any]):
     max_chars: int | None = None
     html_extractor: Literal["builtin", "readability"] = _setting("html_extractor")
     include_comments: bool = _setting("include_comments")
+    structured_raw: bool = _setting("structured_raw")
     pdf_max_pages: int = _setting("pdf_max_pages")
     pdf_time_limit: float = _setting("pdf_time_limit")
 

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 from handlers import HandlerRegistry
 from pipeline.batch.engine import BatchEngine, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
+from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
-from pipeline.batch.input.run_input import ExpandOptions, RunInput
+from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
 from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
@@ -36,6 +37,7 @@ from pipeline.core.settings import Settings
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalSource
 
 if TYPE_CHECKING:
@@ -133,14 +135,16 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         signals: Iterable[int] = STOP_SIGNALS,
                         expand: ExpandOptions | None = None,
                         local_files: LocalSource | None = None,
+                        credential_scope: CredentialScope | None = None,
                         warc_stem: str = PLAIN_STEM) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
     compressor are open: what they find wrong costs the output nothing; with
     ``--warc-out`` the WARC files named ``warc_stem`` open (and are repaired) right after
-    it. Raises ``PipelineError('config')`` when the handler workers cannot start, and the
-    WARC writer's ``OutputError`` before the first record after a failed WARC write."""
+    it. Credentials go only to what ``credential_scope`` allows (None: every URL). Raises
+    ``PipelineError('config')`` when the handler workers cannot start, and the WARC
+    writer's ``OutputError`` before the first record after a failed WARC write."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -152,19 +156,21 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                            on_start_failure=stop_on_start_failure)
     archive = warc_writer(settings, warc_stem) if fetcher is None else None
     async with contextlib.AsyncExitStack() as fetchers:
-        expanding = expand is not None and expand.roots
-        documents = fetcher
-        if fetcher is None and (expanding or archive is not None):
-            page_fetcher = await fetchers.enter_async_context(
-                HttpFetcher(settings, early_reject=registry.rejects_early, archive=archive))
-            fetcher = page_fetcher
+        expanding = expand is not None and bool(expand.roots)
+        documents = fetcher  # an injected fetcher serves the documents too
+        if fetcher is None and (expanding or credential_scope is not None
+                                or archive is not None):
+            fetcher = await fetchers.enter_async_context(HttpFetcher(
+                settings, early_reject=registry.rejects_early,
+                credential_scope=credential_scope, archive=archive))
             if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
-                    document_fetcher(settings, page_fetcher.gate, archive))
+                    document_fetcher(settings, fetcher.gate, credential_scope, archive))
         expander = None
-        if expand is not None and expanding:
-            assert documents is not None
-            expander = Expander(expand, documents, settings.max_bytes)
+        if expanding:
+            assert expand is not None and documents is not None
+            expander = Expander(expand, documents, settings.max_bytes,
+                                parse=in_worker(runner, settings.max_bytes))
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
@@ -208,6 +214,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
     checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
     registry = load_registry(settings)
     run_input: RunInput = args.run_input
+    scope = run_input.credential_scope(settings)
     with contextlib.ExitStack() as cleanup:
         items = cleanup.enter_context(run_input.file_items())
         show = not settings.quiet and sys.stderr.isatty()
@@ -228,6 +235,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
             return RunOutput(sink.write, sink.close, done)
 
-        return await extract_items(items, open_output, settings, registry=registry,
-                                   fetcher=fetcher, on_record=progress.update,
-                                   expand=run_input.expand, local_files=run_input.local_files)
+        return await extract_items(naming(items, scope), open_output, settings,
+                                   registry=registry, fetcher=fetcher,
+                                   on_record=progress.update, expand=run_input.expand,
+                                   local_files=run_input.local_files, credential_scope=scope)

@@ -77,6 +77,13 @@ class Settings(BaseModel):
         "per line); Authorization and Cookie never follow a redirect to another host")
     cookie_file: str | None = Field(
         None, description="cookies.txt (Netscape format) sent to their domains only")
+    credential_hosts: list[str] = Field(
+        default_factory=list, description="hosts (HOST or HOST:PORT) that also get the "
+        "credentials when a sitemap or feed names their URLs (they always go to the list's "
+        "and the --sitemap/--feed URLs' own origins)")
+    credential_headers: list[str] = Field(
+        default_factory=list, description="more header names that carry credentials (as "
+        "Authorization and Cookie do): sent only where credentials may go")
 
     # --- content
     max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
@@ -84,6 +91,9 @@ class Settings(BaseModel):
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
     include_comments: bool = Field(False, description="append a page's comment threads")
+    structured_raw: bool = Field(
+        False, description="keep a page's JSON-LD and microdata as declared, bounded "
+        "(metadata.structured_raw)")
     html_extractor: Literal["builtin", "readability"] = Field(
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
@@ -118,7 +128,7 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
-                     "allow_proxy_net", mode="before")
+                     "allow_proxy_net", "credential_hosts", "credential_headers", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -148,7 +148,8 @@ class NativeExtractor:
         return HandlerOptions(max_chars=max_chars, pdf_max_pages=s.pdf_max_pages,
                               pdf_time_limit=s.pdf_time_limit,
                               include_comments=s.include_comments,
-                              html_extractor=s.html_extractor)
+                              html_extractor=s.html_extractor,
+                              structured_raw=s.structured_raw)
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None

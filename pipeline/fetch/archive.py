@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
+from pipeline.core.request_options import CREDENTIAL_HEADERS
+
 # WARC-Truncated's values (WARC 1.1, 5.13): why a kept body is shorter than the response's.
 Truncation = Literal["length", "time", "disconnect", "unspecified"]
 
@@ -27,12 +29,15 @@ class Exchange:
     """One request and its response as they went over the wire.
 
     ``request_headers`` are the headers the fetcher sent (its own and the caller's, with
-    credentials); ``headers`` the response's, in the order received. ``body`` holds the
-    bytes received: still in their Content-Encoding, without Transfer-Encoding's chunk
-    framing (the client removed it). ``truncated`` says why ``body`` stops short of the
-    response (None: it is whole): ``length`` a size cap stopped reading, ``time`` the
-    deadline, ``disconnect`` the connection, ``unspecified`` the fetcher did not read it
-    (a redirect's or an error page's body). ``sent`` is when the request went out (UTC).
+    the credentials it sent: none where the credential scope withheld them);
+    ``credentials`` names (lowercase) the headers that carry credentials, which an archive
+    must not keep (the WARC writer redacts them). ``headers`` are the response's, in the
+    order received. ``body`` holds the bytes received: still in their Content-Encoding,
+    without Transfer-Encoding's chunk framing (the client removed it). ``truncated`` says
+    why ``body`` stops short of the response (None: it is whole): ``length`` a size cap
+    stopped reading, ``time`` the deadline, ``disconnect`` the connection, ``unspecified``
+    the fetcher did not read it (a redirect's or an error page's body). ``sent`` is when the
+    request went out (UTC).
     """
 
     method: str
@@ -45,6 +50,7 @@ class Exchange:
     body: bytes
     sent: datetime
     truncated: Truncation | None = None
+    credentials: frozenset[str] = CREDENTIAL_HEADERS
 
 
 @runtime_checkable

@@ -27,7 +27,14 @@ from pipeline.core.settings import Settings
 from pipeline.fetch.archive import Exchange, ResponseArchive, Truncation
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.cookies import CookieFile
-from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
+from pipeline.fetch.credentials import (
+    Credentials,
+    CredentialScope,
+    credential_names,
+    merge_headers,
+    same_host,
+    split_headers,
+)
 from pipeline.fetch.failures import classify
 from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
@@ -115,6 +122,8 @@ class HttpFetcher:
     one's, every other guard stays here. The caller closes a transport it passes.
     ``archive`` is handed every GET exchange whose response arrived (see
     :mod:`pipeline.fetch.archive`: ``--warc-out``).
+    ``credential_scope`` limits which URLs get the credentials (None: every URL fetched,
+    each on its own host; see :mod:`pipeline.fetch.credentials`).
     """
 
     def __init__(self, settings: Settings | None = None, *,
@@ -123,6 +132,7 @@ class HttpFetcher:
                  resolver: AbstractResolver | None = None,
                  gate: HostGate | None = None,
                  transport: Transport | None = None,
+                 credential_scope: CredentialScope | None = None,
                  archive: ResponseArchive | None = None) -> None:
         self.settings = settings or Settings()
         self._archive = archive
@@ -139,10 +149,12 @@ class HttpFetcher:
         self._robots: RobotsCache | None = None
         self._routes: ProxyRoutes | None = None  # None: no proxy at all
         self._credentials: Credentials | None = None  # None: no credentials to send
+        self._scope = credential_scope
+        self._secret_names = credential_names(self.settings.credential_headers)  # redacted
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
-        plain, secret = split_headers(s.headers)
+        plain, secret = split_headers(s.headers, s.credential_headers)
         cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
         if secret or cookies is not None:
             self._credentials = Credentials(secret, cookies)
@@ -363,7 +375,8 @@ class HttpFetcher:
         limit = s.connect_timeout + s.read_timeout
         limit = limit if header_limit is None else min(limit, header_limit)
         seen = {str(url)}
-        origin: URL | None = url  # None once the chain has left the first host
+        # None: no credentials in this chain (out of scope, or it left the first host)
+        origin: URL | None = url if self._scope is None or self._scope.allows(url) else None
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
             if self._routes is not None and self._routes.proxied(url):
@@ -496,7 +509,7 @@ class HttpFetcher:
             method=request.method, url=str(request.url), request_headers=request.headers,
             status=response.status, reason=response.reason, version=response.version,
             headers=list(response.headers.items()), body=body, sent=sent,
-            truncated=truncated))
+            truncated=truncated, credentials=self._secret_names))
 
     def _keep_unread(self, request: Request, sent: datetime | None, response: Response) -> None:
         """Archive a GET response whose body the fetcher does not read (a redirect, an error

@@ -107,5 +107,6 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
         "handlers": list(settings.handlers),
         "pdf_max_pages": settings.pdf_max_pages,
         "include_comments": settings.include_comments,
+        "structured_raw": settings.structured_raw,
         "html_extractor": settings.html_extractor,
     }

@@ -94,3 +94,48 @@ def test_the_headline_shown_as_the_title_is_not_repeated_in_the_content():
                                                             format="text"))
     assert doc.title == "Garden Tools Guide"
     assert "Garden Tools" not in doc.content and "batch 3" in doc.content
+
+
+def test_declared_author_reference_is_resolved():
+    # Yoast-style @graph: the article names its author by @id only.
+    html = """<html><head><script type="application/ld+json">{"@graph": [
+      {"@type": "Article", "headline": "Stadia frame rates", "author": {"@id": "#/person/1"},
+       "publisher": {"@id": "#org"}},
+      {"@type": "Organization", "@id": "#org", "name": "Power Users"},
+      {"@type": ["Person"], "@id": "#/person/1", "name": "Lewis White"}]}</script></head>
+    <body><aside><p class="widgetsmallauthor">by Anmol</p></aside><h1>Stadia frame rates</h1>
+    </body></html>"""
+    _, meta = meta_of(html)
+    assert (meta["byline"], meta["site_name"]) == ("Lewis White", "Power Users")
+
+
+def test_article_inside_a_web_page_and_in_microdata():
+    nested = """<html><head><script type="application/ld+json">{"@type": "WebPage",
+      "mainEntity": {"@type": "DiscussionForumPosting", "headline": "Bike won't start",
+      "author": {"@type": "Person", "name": "felixen"}}}</script></head><body>
+      <h1>Bike won't start</h1><div class="message-author">spikeymike</div></body></html>"""
+    assert meta_of(nested)[1]["byline"] == "felixen"
+    microdata = """<html><head><title>Spring notes</title></head><body>
+      <article itemscope itemtype="https://schema.org/BlogPosting">
+      <h1 itemprop="headline">Spring notes</h1><span itemprop="author">Kim Lee</span>
+      </article><div class="author-box">Guest</div></body></html>"""
+    assert meta_of(microdata)[1]["byline"] == "Kim Lee"
+
+
+def test_declared_co_authors_are_listed():
+    html = """<html><head><script type="application/ld+json">{"@type": "NewsArticle",
+      "headline": "Best appliances", "author": [{"@type": "Person", "name": "Ann Roe"},
+      {"@type": "Person", "name": "Bo Li"}, {"@type": "Organization", "name": "The Desk"}]}
+      </script></head><body><h1>Best appliances</h1></body></html>"""
+    assert meta_of(html)[1]["byline"] == "Ann Roe, Bo Li"
+
+
+def test_a_declared_utc_time_takes_the_zone_the_page_shows():
+    html = """<html><head><script type="application/ld+json">{"@type": "BlogPosting",
+      "headline": "Late post", "datePublished": "2025-12-19T03:05:00+00:00"}</script></head>
+      <body><h1>Late post</h1><time datetime="2025-12-18T19:05:00-08:00">Dec 18</time>
+      </body></html>"""
+    assert meta_of(html)[1]["published"] == "2025-12-18T19:05:00-08:00"
+    # A different instant on the page (a comment's time) changes nothing.
+    other = html.replace("2025-12-18T19:05:00-08:00", "2025-12-20T10:00:00-08:00")
+    assert meta_of(other)[1]["published"] == "2025-12-19T03:05:00+00:00"

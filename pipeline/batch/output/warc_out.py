@@ -10,7 +10,8 @@ short. The response block is the status line, the headers
 and the body as received: still in its Content-Encoding (the payload digest covers those
 bytes, as warcio and fastwarc verify it); the client removed the chunk framing, so a
 ``Transfer-Encoding`` header is kept as ``X-Crawler-Transfer-Encoding`` (Common Crawl's name
-for it). Credential headers of the request are written as ``<redacted>``.
+for it). The request is the one sent (without the credentials the credential scope withheld);
+its credential headers (``Exchange.credentials``) are written as ``<redacted>``.
 
 A pair of records goes to the file in one write, before the fetcher returns the page, so a
 record in the JSONL never names a response the WARC lacks. A crash may leave one torn gzip
@@ -34,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from yarl import URL
 
 from pipeline.core.errors import PROG, OutputError, UsageError
-from pipeline.core.request_options import CREDENTIAL_HEADERS
 from pipeline.fetch.archive import Exchange
 
 if TYPE_CHECKING:
@@ -163,7 +163,8 @@ def request_block(exchange: Exchange) -> bytes:
     lines = [f"{exchange.method} {url.raw_path_qs or '/'} HTTP/1.1", f"Host: {host}"]
     for name, value in exchange.request_headers.items():
         if name.lower() != "host":
-            lines.append(f"{name}: {_REDACTED if name.lower() in CREDENTIAL_HEADERS else value}")
+            secret = name.lower() in exchange.credentials
+            lines.append(f"{name}: {_REDACTED if secret else value}")
     return _head_bytes("\r\n".join(lines) + "\r\n\r\n")
 
 

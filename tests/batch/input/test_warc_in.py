@@ -273,3 +273,21 @@ def test_warc_input_mistakes_are_one_line(tmp_path, monkeypatch, capsys):
     assert run(str(urls), "-o", str(tmp_path / "o.jsonl")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].endswith("needs fastwarc: pip install 'extract-pipeline[warc]'")
+
+
+def test_a_shard_over_other_warc_inputs_is_refused_naming_them(tmp_path, capsys):
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:  # directories: no file's bytes to fingerprint, their paths count
+        folder.mkdir()
+        common_crawl_like(folder / "crawl.warc.gz")
+    out = str(tmp_path / "out")
+    assert run(str(folders[0]), "--shard", "0/2", "-o", out) == 0
+    capsys.readouterr()
+    for inputs in ([folders[1]], [folders[0], folders[1]]):
+        assert run(*map(str, inputs), "--shard", "1/2", "-o", out) == 2
+        err = capsys.readouterr().err.strip()
+        assert "WARC inputs" in err and len(err.splitlines()) == 1, err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["items"]["format"] == "warc"
+    assert run(str(folders[0]), "--shard", "1/2", "-o", out) == 0  # the same run's shard
+    assert len(merged(tmp_path / "out", tmp_path)) == 7
