@@ -120,12 +120,13 @@ class _StoredPage:
         return None
 
 
-def command_line_records(pages: Sequence[Page], html_extractor: str = "builtin") -> list[Any]:
+def command_line_records(pages: Sequence[Page], html_extractor: str = "builtin",
+                         output_format: str = "text") -> list[Any]:
     """(record, CPU ms) per page, through the command line's per-URL path."""
     from pipeline.core.settings import Settings
     from pipeline.extract.native import NativeExtractor
 
-    settings = Settings(format="text", html_extractor=html_extractor)
+    settings = Settings(format=output_format, html_extractor=html_extractor)
 
     async def run() -> list[Any]:
         stored = _StoredPage()
@@ -381,15 +382,18 @@ def compare(path: Path, results: dict[str, dict[str, list[Result]]],
     return "\n".join(lines)
 
 
-def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md") -> None:
+def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md", *,
+                 start: str = MARK_START, end: str = MARK_END,
+                 heading: str = "Extraction quality") -> None:
+    """Put ``text`` between the ``start`` and ``end`` markers (a new section if absent)."""
     readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme and MARK_END in readme:
-        head, _, rest = readme.partition(MARK_START)
-        _, _, tail = rest.partition(MARK_END)
+    block = f"{start}\n{text}\n{end}"
+    if start in readme and end in readme:
+        head, _, rest = readme.partition(start)
+        _, _, tail = rest.partition(end)
         readme = head + block + tail
     else:
-        readme = readme.rstrip("\n") + "\n\n## Extraction quality\n\n" + block + "\n"
+        readme = readme.rstrip("\n") + f"\n\n## {heading}\n\n" + block + "\n"
     path.write_text(readme, encoding="utf-8")
 
 

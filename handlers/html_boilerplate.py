@@ -124,6 +124,13 @@ def _data_table(table: etree._Element) -> bool:
     return len(rows) >= 3 and max(len(r.findall("td")) for r in rows) >= 3
 
 
+def _inside_data_tables(main: etree._Element) -> set[etree._Element]:
+    """Everything inside a data table: its cells are data whatever they hold (a cell that
+    is a link in a ``<div>`` is a name in a list of names, not a link block)."""
+    return {node for table in main.iter("table") if _data_table(table)
+            for node in table.iterdescendants()}
+
+
 def _link_block(element: etree._Element, links: _Links) -> bool:
     """A block of links (related stories, tag lists) rather than prose."""
     if element.tag not in _CONTAINERS or next(element.iter("a"), None) is None:
@@ -153,8 +160,9 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
     byline_pattern = (re.compile(rf"\b{re.escape(wanted_byline)}\b")
                       if len(wanted_byline) >= 3 else None)
     seen = 0
+    tabular = _inside_data_tables(main)
     for element in list(main.iter()):
-        if not isinstance(element.tag, str) or element is main:
+        if not isinstance(element.tag, str) or element is main or element in tabular:
             continue
         if element.getparent() is None:
             continue
@@ -212,10 +220,16 @@ def _is_furniture(element: etree._Element, wanted_title: str, discussion: bool,
 
 
 def _blocks_backwards(main: etree._Element) -> list[etree._Element]:
-    """Leaf-ish text blocks of ``main``, last first."""
+    """Leaf-ish text blocks of ``main``, last first; a data table is one block."""
     found = []
+    tabular = _inside_data_tables(main)
     for element in main.iter():
-        if element is main or element.tag not in BLOCK_TAGS or element.tag in _TABLE_PARTS:
+        if element is main or element in tabular:
+            continue
+        if element.tag == "table" and _data_table(element):
+            found.append(element)
+            continue
+        if element.tag not in BLOCK_TAGS or element.tag in _TABLE_PARTS:
             continue
         if any(child.tag in BLOCK_TAGS for child in element):
             continue
@@ -243,8 +257,9 @@ def _cut_tail(main: etree._Element) -> None:
         text = " ".join(text_of(element).split())
         if not text:
             continue
-        if len(text) >= _TAIL_CHARS or cut >= _TAIL_SCAN or _quoted(element, main):
-            return
+        if (len(text) >= _TAIL_CHARS or cut >= _TAIL_SCAN or element.tag == "table"
+                or _quoted(element, main)):
+            return  # prose, data or a quotation: the article goes on to here
         dangling = element.tag in _HEADINGS
         # A call to action is short or links somewhere; a longer plain sentence that merely
         # mentions subscribing is prose.
@@ -280,12 +295,12 @@ def trim_content(main: etree._Element, title: str | None, byline: str | None,
         _strip_header(main, title, byline)
         _drop_teasers(main)
     wanted_title = _squash(title or "")
-    code = inside_code(main)
+    kept = inside_code(main) | _inside_data_tables(main)
     links: _Links = {}  # nested blocks share their links; nothing is dropped until the end
     doomed = []
     for element in main.iter():
         tag = element.tag
-        if not isinstance(tag, str) or element is main or element in code:
+        if not isinstance(tag, str) or element is main or element in kept:
             continue
         if _is_furniture(element, wanted_title, discussion, links):
             doomed.append(element)

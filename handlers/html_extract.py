@@ -143,7 +143,8 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
             threads.append(element)
             continue
         role = element.get("role")
-        by_tag = tag in _LANDMARK_TAGS or role in _BOILERPLATE_ROLES or comment
+        by_tag = ((tag in _LANDMARK_TAGS and not _section_header(element))
+                  or role in _BOILERPLATE_ROLES or comment)
         if by_tag or (named and (unlikely if by_name else thread or dialog)):
             # Threads and dialogs go however much text they hold.
             doomed.append((element, thread or comment or dialog or role in _DIALOG_ROLES))
@@ -167,6 +168,22 @@ def remove_unlikely(root: etree._Element, keep_threads: bool = False,
 
 
 _NOTHING = (False, False, False)
+_SECTIONING = ("article", "aside", "main", "nav", "section")
+_SECTION_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+_SECTION_HEADER_CHARS = 300
+
+
+def _section_header(element: etree._Element) -> bool:
+    """A ``<header>`` that heads a section: its closest sectioning ancestor is a
+    ``<section>``, it holds the section's heading (``<h2>``–``<h6>``) and a line or two at
+    most. Not the page's banner (HTML makes a header one only outside sectioning content),
+    nor an article's or a product's head (headline, standfirst, byline: metadata)."""
+    if element.tag != "header" or element.find(".//h1") is not None:
+        return False
+    closest = next(element.iterancestors(*_SECTIONING), None)
+    return (closest is not None and closest.tag == "section"
+            and next(element.iter(*_SECTION_HEADINGS), None) is not None
+            and text_length(element) < _SECTION_HEADER_CHARS)
 
 
 @lru_cache(maxsize=8192)

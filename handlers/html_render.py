@@ -8,43 +8,51 @@ would. Markdown keeps headings, emphasis, links (made absolute), images (``data:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import urljoin
 
 from lxml import etree
 
+from handlers.html_code import code_language, code_span, code_text, fenced, is_gutter
 from handlers.html_dom import is_permalink, text_of
+from handlers.html_table import cells, grid, is_layout, own_rows
 from handlers.html_tags import BLOCK_TAGS
 
 _SPACE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
-_LANGUAGE = re.compile(r"(?:lang(?:uage)?-|brush:\s*|highlight-source-|highlight-)([\w+#-]+)")
-# Language names some highlighters (rustdoc, older plugins) put bare on <pre>/<code>.
-_BARE_LANGUAGES = frozenset((
-    "bash", "c", "cpp", "csharp", "css", "go", "haskell", "html", "java", "javascript", "js",
-    "json", "kotlin", "lua", "perl", "php", "python", "ruby", "rust", "scala", "shell", "sql",
-    "swift", "toml", "typescript", "xml", "yaml",
-))
 _MAX_DEPTH = 100  # each level costs up to ~5 Python frames; the limit is 1000
-_MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
+# Markdown's inline marks, and a "<" that would open raw HTML ("use the <div> tag").
+_MD_ESCAPE = re.compile(r"([\\`*_\[\]]|<(?=[A-Za-z/!?]))")
+# What would start a heading, list item, quotation, thematic break, code fence or HTML block
+# at the start of a paragraph ("1984. That year …", "# of users", "- Sent from my phone").
+_BLOCK_START = re.compile(r"(?:#{1,6}|[-+*]|\d{1,9}[.)])(?=\s|$)|[><]|---|~~~")
+_ORDINAL = re.compile(r"\d{1,9}")
+_HEADING = re.compile(r"(#{1,6} )(.*)", re.DOTALL)
 _REPEAT_CHARS = 120  # longer repeated blocks may be meant (a refrain, a quoted line)
+_BLOCK_TAG_LIST = tuple(sorted(BLOCK_TAGS))
+# Characters a markdown link destination cannot hold bare.
+_URL_UNSAFE = str.maketrans({" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"})
 
 
-def code_language(element: etree._Element) -> str:
-    """The language a ``<pre>`` block declares in its class (or its ``<code>``'s, or its
-    highlighter wrapper's: ``<div class="highlight-source-python"><pre>``), if any."""
-    parent = element.getparent()
-    wrappers: tuple[etree._Element, ...] = () if parent is None else (parent,)
-    for node in (element, *element.iterchildren("code"), *wrappers):
-        match = _LANGUAGE.search(node.get("class") or "")
-        if match:
-            return match.group(1).lower()
-        if language := node.get("data-lang"):
-            return language.lower()
-    for node in (element, *element.iterchildren("code")):  # <pre class="rust">
-        bare = _BARE_LANGUAGES.intersection((node.get("class") or "").lower().split())
-        if bare:
-            return min(bare)
-    return ""
+def holds_blocks(element: etree._Element) -> bool:
+    """Whether an inline element (a link, emphasis) wraps block elements: a card's heading
+    and blurb, a list in ``<em>``."""
+    # (most links and emphasis hold text alone: no descendants to look through)
+    return len(element) > 0 and next(element.iterdescendants(*_BLOCK_TAG_LIST),
+                                     None) is not None
+
+
+def _escape_block_start(text: str) -> str:
+    """``text`` with what would make a paragraph another block escaped."""
+    match = _BLOCK_START.match(text)
+    if match is None:
+        return text
+    if digits := _ORDINAL.match(text):  # "1984. That year": escape the dot, not a digit
+        end = digits.end()
+        return f"{text[:end]}\\{text[end:]}"
+    return "\\" + text
+
+
+def _url(base_url: str, href: str) -> str:
+    return urljoin(base_url, href.strip()).translate(_URL_UNSAFE)
 
 
 def _spaced(element: etree._Element, formatted: str) -> str:
@@ -68,6 +76,8 @@ class _Renderer:
     def flush(self, prefix: str = "") -> None:
         text = _SPACE.sub(" ", "".join(self.line)).strip()
         self.line = []
+        if text and self.markdown and not prefix and not self.in_heading:
+            text = _escape_block_start(text)
         # A short block repeating the one before is a slideshow's per-slide title or a label
         # rendered twice (its copies told apart only by a stylesheet we do not read).
         if text and (len(text) >= _REPEAT_CHARS or not self.blocks
@@ -109,22 +119,28 @@ class _Renderer:
         for child in element:
             self.walk(child)
 
-    def inner(self, element: etree._Element) -> str:
-        """Render a subtree on its own and return its text."""
+    def inner_blocks(self, element: etree._Element) -> list[str]:
+        """Render a subtree on its own and return its blocks."""
         saved_blocks, saved_line = self.blocks, self.line
         self.blocks, self.line = [], []
         self.children(element)
         self.flush()
-        text = "\n\n".join(self.blocks)
+        blocks = self.blocks
         self.blocks, self.line = saved_blocks, saved_line
-        return text
+        return blocks
+
+    def inner(self, element: etree._Element) -> str:
+        """Render a subtree on its own and return its text."""
+        return "\n\n".join(self.inner_blocks(element))
 
     # -- elements ----------------------------------------------------------------------------
     def heading(self, element: etree._Element, level: int) -> None:
         self.flush()
         self.in_heading += 1  # a heading is emphasis enough: no "## **Title**"
         try:
-            self.children(element)
+            # One line, whatever breaks it inside: "Results<br>and what they mean", a
+            # permalink's <div>.
+            self.line = [" ".join(self.inner_blocks(element))]
         finally:
             self.in_heading -= 1
         self.flush("#" * level + " " if self.markdown else "")
@@ -138,8 +154,8 @@ class _Renderer:
             self.blocks.append("---")
 
     def _emphasis(self, element: etree._Element, mark: str) -> None:
-        if not self.markdown or self.in_heading:
-            self.children(element)
+        if not self.markdown or self.in_heading or holds_blocks(element):
+            self.children(element)  # emphasis cannot span blocks: "**- a - b**"
             return
         text = _SPACE.sub(" ", self.inner(element)).strip()
         if not text:
@@ -165,7 +181,7 @@ class _Renderer:
 
     def tag_code(self, element: etree._Element) -> None:
         text = text_of(element)
-        self.line.append(f"`{text}`" if self.markdown else text)
+        self.line.append(code_span(text) if self.markdown and text.strip() else text)
 
     def tag_a(self, element: etree._Element) -> None:
         href = element.get("href")
@@ -174,9 +190,24 @@ class _Renderer:
         if not self.markdown or not href or href.startswith("#"):
             self.children(element)
             return
+        url = _url(self.base_url, href)
+        if holds_blocks(element):  # a card: its heading (or first paragraph) is the link
+            self._linked_blocks(element, url)
+            return
         text = _SPACE.sub(" ", self.inner(element)).strip()
         if text:
-            self.line.append(_spaced(element, f"[{text}]({urljoin(self.base_url, href.strip())})"))
+            self.line.append(_spaced(element, f"[{text}]({url})"))
+
+    def _linked_blocks(self, element: etree._Element, url: str) -> None:
+        blocks = self.inner_blocks(element)
+        self.flush()
+        for index, block in enumerate(blocks):
+            heading = _HEADING.fullmatch(block)
+            prefix, text = heading.groups() if heading else ("", block)
+            if "\n" not in text and "](" not in text and not _BLOCK_START.match(text):
+                blocks[index] = f"{prefix}[{text}]({url})"
+                break
+        self.blocks.extend(blocks)
 
     def tag_img(self, element: etree._Element) -> None:
         if not self.markdown:
@@ -192,35 +223,40 @@ class _Renderer:
         if src.startswith("data:"):
             self.line.append(f"[image: {alt}]")
         elif src:
-            self.line.append(f"![{alt}]({urljoin(self.base_url, src)})")
+            self.line.append(f"![{alt}]({_url(self.base_url, src)})")
 
     def tag_pre(self, element: etree._Element) -> None:
         self.flush()
-        text = text_of(element).strip("\n")
-        if text.strip():
-            if self.markdown:
-                self.blocks.append(f"```{code_language(element)}\n{text}\n```")
-            else:
-                self.blocks.append(text)
+        text = code_text(element).strip("\n")
+        if text.strip() and not is_gutter(text):
+            self.blocks.append(fenced(text, code_language(element)) if self.markdown else text)
 
     def _list(self, element: etree._Element, ordered: bool) -> None:
         self.flush()
         items = []
-        number = 0
+        start = element.get("start", "").strip()
+        number = int(start) - 1 if ordered and start.isdigit() and len(start) < 9 else 0
         for child in element:
             if child.tag != "li":
                 self.walk(child)
                 continue
-            number += 1
-            text = self.inner(child)
-            if not text:
+            value = child.get("value", "").strip()
+            number = int(value) if value.isdigit() and len(value) < 9 else number + 1
+            blocks = self.inner_blocks(child)
+            if not blocks:
                 continue
             if self.markdown:
                 marker = f"{number}. " if ordered else "- "
-                text = text.replace("\n\n", "\n").replace("\n", "\n" + " " * len(marker))
-                items.append(marker + text)
+                # Tight: one line break between an item's blocks, two before a rule ("---"
+                # right below a line of text would make that line a heading).
+                text = "".join(("\n\n" if block == "---" else "\n") + block
+                               for block in blocks)[1:].lstrip("\n")
+                indent = " " * len(marker)
+                items.append(marker + "\n".join(
+                    indent + line if line and index else line
+                    for index, line in enumerate(text.split("\n"))))
             else:
-                items.append(text)
+                items.append("\n\n".join(blocks))
         self.flush()
         if items:  # one block: a tight list
             self.blocks.append("\n".join(items))
@@ -242,15 +278,15 @@ class _Renderer:
 
     def tag_table(self, element: etree._Element) -> None:
         self.flush()
-        rows = []
-        for row in _own_rows(element):
-            cells = [_SPACE.sub(" ", self.inner(cell)).strip()
-                     for cell in row if cell.tag in ("td", "th")]
-            if any(cells):
-                rows.append(cells)
+        if is_layout(element):  # its cells' lists, code and tables stay what they are
+            for row in own_rows(element):
+                for cell in cells(row):  # each cell whole, as a one-column table's are
+                    self.blocks.extend(self.inner_blocks(cell))
+            return
+        rows = grid(element, lambda cell: _SPACE.sub(" ", self.inner(cell)).strip())
         if not rows:
             return
-        width = max(len(r) for r in rows)
+        width = len(rows[0])
         if width == 1:  # a layout table: its cells are paragraphs
             self.blocks.extend(r[0] for r in rows if r[0])
             return
@@ -258,20 +294,9 @@ class _Renderer:
             self.blocks.append("\n".join(" | ".join(c for c in cells if c) for cells in rows))
             return
         rows = [[cell.replace("|", "\\|") for cell in cells] for cells in rows]
-        padded = [r + [""] * (width - len(r)) for r in rows]
-        lines = ["| " + " | ".join(padded[0]) + " |", "|" + " --- |" * width]
-        lines += ["| " + " | ".join(r) + " |" for r in padded[1:]]
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
         self.blocks.append("\n".join(lines))
-
-
-def _own_rows(table: etree._Element) -> Iterator[etree._Element]:
-    """The rows of ``table`` itself, not of tables nested in its cells (rendering those
-    here as well doubled the work at each level: 22 nested tables took 33 s)."""
-    for child in table:
-        if child.tag == "tr":
-            yield child
-        elif child.tag in ("thead", "tbody", "tfoot"):
-            yield from (row for row in child if row.tag == "tr")
 
 
 def render(element: etree._Element, *, markdown: bool, base_url: str = "") -> str:

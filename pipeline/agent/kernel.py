@@ -22,7 +22,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -116,6 +116,9 @@ class ExtractArgs(BaseModel):
                                     description="what the summary should focus on")
     offset: int = Field(0, ge=0, description="where to start reading each page: the offset "
                         "a cut page gave (its next_offset); 0 reads from the start")
+    render: Literal["never", "auto", "always"] | None = Field(
+        None, description="run the page's JavaScript in a headless browser: auto (only pages "
+        "that are empty without it), always, or never; default: the server's setting")
 
     @field_validator("urls", mode="before")
     @classmethod
@@ -237,7 +240,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                       compress: bool | None = None, instruction: str | None = None,
                       offset: int = 0, settings: Settings | None = None,
                       registry: Registry | None = None,
-                      compressor: Any = None) -> ExtractResponse:
+                      compressor: Any = None,
+                      render: str | None = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order (a single URL may be passed as a
     string). ``settings`` carries every limit and switch, by the batch flags' names
     (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
@@ -245,14 +249,16 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     reads the environment and ``PIPELINE_CONFIG``. ``backend`` as in :func:`web_search`;
     ``compressor`` injects a :class:`~pipeline.store.compress.Compressor`. A cut page has a
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
-    (:mod:`pipeline.store.cache`) without fetching again. Never raises for failures: a bad
+    (:mod:`pipeline.store.cache`) without fetching again. ``render`` (``never``, ``auto``,
+    ``always``) overrides ``settings.render`` for this call (a headless browser, extra
+    ``[browser]``). Never raises for failures: a bad
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
     ``ok=False`` and one failed record per URL."""
     try:
         # model_validate: the caller's loose types (a bare URL string, a tuple) are checked there
         args = ExtractArgs.model_validate(dict(urls=urls, format=format, max_chars=max_chars,
                                                compress=compress, instruction=instruction,
-                                               offset=offset))
+                                               offset=offset, render=render))
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
             kind="invalid_request",
@@ -260,6 +266,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     warnings: list[str] = []
     try:
         settings = _settings(settings)
+        if args.render is not None and args.render != settings.render:
+            settings = settings.model_copy(update={"render": args.render})
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
         policy = NetworkPolicy.from_settings(settings)  # literal addresses: before any provider

@@ -56,6 +56,7 @@ class Summary:
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
     way_out: str | None = None  # the flags that open the first refused address
+    rendered: int = 0  # records whose page a browser rendered (--render)
 
     @property
     def records(self) -> int:
@@ -75,6 +76,8 @@ class Summary:
                 from pipeline.fetch.policy import way_out_in  # the fetcher's, loaded by now
 
                 self.way_out = way_out_in(error.message)
+        if record.rendered:
+            self.rendered += 1
         if record.cache is not None:  # nothing read: the cache had it
             self.cache[record.cache] += 1
             return
@@ -88,6 +91,7 @@ class Summary:
         self.errors.update(other.errors)
         self.bytes += other.bytes
         self.skipped += other.skipped
+        self.rendered += other.rendered
         self.interrupted |= other.interrupted
         self.failed.extend(other.failed)
 
@@ -99,6 +103,8 @@ class Summary:
             f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
+        if self.rendered:
+            parts.append(f"{self.rendered} rendered in a browser")
         if self.caching:
             parts.append(f"cache: {self.cache['hit']} hits, {self.cache['revalidated']} "
                          f"revalidated, {self.cache['fetched']} fetched")

@@ -70,7 +70,7 @@ def check_input(path: str | None) -> None:
 
 def check_config(settings: Settings) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
-    networks and proxies, the cookie file, the providers and the compressor
+    networks and proxies, the cookie file, the providers, the compressor and the browser
     (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
     contacted."""
     from pipeline.batch.extract_stage import compressor_config
@@ -91,6 +91,10 @@ def check_config(settings: Settings) -> list[str]:
         if not settings.quiet:
             print(f"{PROG}: warning: {warning}", file=sys.stderr)
     compressor_config(settings)
+    if settings.render != "never":
+        from pipeline.browser.locate import check_rendering
+
+        check_rendering(settings)
     return resolution.chain
 
 
@@ -108,6 +112,9 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
                  overwrite=args.overwrite)
     if settings.warc_out is not None:
         check_warc(mode, args, settings, injected_fetcher=injected_fetcher)
+    if args.run_input.format == "warc" and settings.render != "never":
+        raise UsageError("--input-format warc makes no request, and a rendered page loads "
+                         f"its scripts from the network: drop --render {settings.render}")
     chain = check_config(settings)
     if args.run_input.format == "warc" and chain != ["native"]:
         raise UsageError("--input-format warc extracts with our own pipeline: drop "

@@ -149,6 +149,13 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
     ("--warc-out", "warc_out", {"metavar": "DIR"}),
     ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
+    ("--render", "render", {"choices": ("never", "auto", "always")}),
+    ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
+    ("--browser-path", "browser_path", {"metavar": "PATH"}),
+    ("--render-wait", "render_wait", {"type": float, "metavar": "SECONDS"}),
+    ("--render-max-bytes", "render_max_bytes", {"type": int, "metavar": "BYTES"}),
+    ("--render-restart-pages", "render_restart_pages", {"type": int, "metavar": "N"}),
+    ("--render-max-memory", "render_max_memory_mb", {"type": int, "metavar": "MIB"}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts",

@@ -21,6 +21,7 @@ ErrorKind = Literal[
     "unsupported_type",
     "decode",
     "extract",
+    "render",
     "empty",
     "challenge",
     "compress",
@@ -97,7 +98,9 @@ class Record(_Outcome):
     ``content`` (both checked on construction; :attr:`failed_with` reads a failed record's
     error without a None check). ``cache`` says where
     the record came from: ``"hit"`` (the full-text cache, no request), ``"revalidated"``
-    (the cache, after the server answered 304 Not Modified) or null (fetched now). ``input``
+    (the cache, after the server answered 304 Not Modified) or null (fetched now);
+    ``rendered`` whether the content comes from the page as a headless browser rendered it
+    (``--render``). ``input``
     holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
     ``source`` the sitemap or feed it was found in; both null otherwise."""
 
@@ -120,6 +123,7 @@ class Record(_Outcome):
     attempts: int = 0
     elapsed_ms: int = 0
     cache: CacheSource | None = None
+    rendered: bool = False
     input: dict[str, Any] | None = None
     source: str | None = None
     error: ErrorInfo | None = None

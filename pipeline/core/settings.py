@@ -85,6 +85,26 @@ class Settings(BaseModel):
         default_factory=list, description="more header names that carry credentials (as "
         "Authorization and Cookie do): sent only where credentials may go")
 
+    # --- rendering in a headless browser (see pipeline.browser, extra [browser])
+    render: Literal["never", "auto", "always"] = Field(
+        "never", description="render pages in headless Chromium: never, auto (app shells "
+        "and data islands only) or always (every HTML page)")
+    render_concurrency: int = Field(4, ge=1, le=64, description="pages rendered at once "
+                                    "(one browser per process)")
+    browser_path: str | None = Field(
+        None, description="the Chromium executable (default: Playwright's own browser, then "
+        "the distribution's chromium)")
+    render_wait: float = Field(
+        8.0, gt=0, description="longest wait (s) for a rendered page to settle; the page is "
+        "then read as it is (--timeout still bounds fetch + render)")
+    render_max_bytes: int = Field(
+        20 * MIB, ge=1, description="byte cap across everything one rendered page downloads")
+    render_restart_pages: int = Field(
+        500, ge=1, description="pages one browser renders before it is replaced")
+    render_max_memory_mb: int = Field(
+        2048, ge=64, description="memory (MiB, the browser's processes together) above which "
+        "the browser is replaced")
+
     # --- content
     max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
     format: OutputFormat = "markdown"

@@ -8,6 +8,7 @@ record's ``error`` with its kind, anything unexpected becomes ``extract``. It is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from handlers import HandlerContext, HandlerOptions, HandlerRegistry, registry_for
 from pipeline.core.errors import PipelineError, sanitize_message
-from pipeline.core.models import ErrorInfo, ExtractOptions, OutputFormat, Record
+from pipeline.core.models import Document, ErrorInfo, ExtractOptions, OutputFormat, Record
 from pipeline.core.settings import Settings, load_settings
 from pipeline.core.truncate import Truncated, clip_metadata, clip_title, truncate
 from pipeline.extract.runners import CutDocument, InlineRunner, Runner
@@ -23,9 +24,13 @@ from pipeline.fetch import HttpFetcher, normalize_url
 from pipeline.fetch.base import Fetcher, FetchError, Validators
 
 if TYPE_CHECKING:
+    from handlers import ContentHandler
+    from pipeline.browser.renderer import Renderer
+    from pipeline.fetch.base import FetchResult
     from pipeline.fetch.local_files import LocalSource
 
 SNIFF_BYTES = 1024
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
 class StoredPage(Protocol):
@@ -60,19 +65,24 @@ class NativeExtractor:
     :class:`~pipeline.extract.runners.InlineRunner` (pass a
     :class:`~pipeline.batch.pool.ProcessRunner` for batch work), ``registry`` to the default
     handlers plus ``settings.handlers``. ``local_files`` (the batch command's
-    ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows.
+    ``--allow-files``, nothing else) reads paths and ``file:`` URLs it allows. With
+    ``settings.render`` other than ``never`` HTML pages may be rendered in a headless browser
+    (:mod:`pipeline.browser`; ``renderer`` replaces the one built here and is the caller's to
+    open and close).
     """
 
     name = "native"
 
     def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
                  runner: Runner | None = None, registry: HandlerRegistry | None = None,
-                 local_files: LocalSource | None = None) -> None:
+                 local_files: LocalSource | None = None,
+                 renderer: Renderer | None = None) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.registry = registry if registry is not None else load_registry(self.settings)
         self._fetcher = fetcher
         self._runner = runner
         self._local_files = local_files
+        self._renderer = renderer
         self._stack: AsyncExitStack | None = None
 
     def is_configured(self) -> bool:
@@ -92,6 +102,12 @@ class NativeExtractor:
                 self._fetcher = await stack.enter_async_context(self._make_fetcher())
             runner = self._runner or InlineRunner(self.settings.handler_timeout)
             self._runner = await stack.enter_async_context(runner)
+            if self._renderer is None and self.settings.render != "never":
+                from pipeline.browser.renderer import Renderer  # Playwright only when used
+
+                self._renderer = await stack.enter_async_context(Renderer(
+                    self.settings, gate=getattr(self._fetcher, "gate", None),
+                    credential_scope=getattr(self._fetcher, "credential_scope", None)))
         except BaseException:
             await stack.aclose()
             raise
@@ -177,7 +193,10 @@ class NativeExtractor:
         ctx = HandlerContext(url=target, final_url=result.final_url,
                              media_type=result.media_type, charset=result.charset,
                              format=format, options=self._handler_options(max_chars))
-        document = await self._runner.run(handler, result.body, ctx)
+        if self._renderer is not None and self._renderable(result, handler):
+            document = await self._rendered_document(url, result, handler, ctx, fields)
+        else:
+            document = await self._runner.run(handler, result.body, ctx)
         fields.update(title=clip_title(document.title), format=document.format,
                       metadata=clip_metadata(document.metadata))
         if not document.content.strip():
@@ -188,6 +207,42 @@ class NativeExtractor:
         record = Record(ok=True, content=cut.text, truncated=cut.truncated,
                         next_offset=cut.next_offset, chars=len(cut.text), **fields)
         return record, Validators.from_headers(result.final_url, result.headers)
+
+    def _renderable(self, result: FetchResult, handler: ContentHandler) -> bool:
+        """Only an HTML answer (by its type, or sniffed when it has none) is rendered."""
+        if result.media_type is not None:
+            return result.media_type in HTML_TYPES
+        return handler.name == "html"
+
+    async def _rendered_document(self, url: str, result: FetchResult, handler: ContentHandler,
+                                 ctx: HandlerContext, fields: dict[str, Any]) -> Document:
+        """The page's document as the settings' render mode wants it: ``always`` renders
+        first; ``auto`` extracts the fetched page and renders it only when that found an
+        app shell or next to nothing where scripts were (:mod:`pipeline.browser.shells`)."""
+        from pipeline.browser.renderer import Source
+        from pipeline.browser.shells import render_reason
+
+        assert self._renderer is not None and self._runner is not None
+        if self.settings.render == "auto":
+            try:
+                document = await self._runner.run(handler, result.body, ctx)
+            except PipelineError as exc:
+                if render_reason(result.body, error=exc) is None:
+                    raise
+            else:
+                if render_reason(result.body, content_chars=len(document.content)) is None:
+                    return document
+        budget = self.settings.timeout - result.elapsed
+        if budget <= 0:
+            raise PipelineError("timeout", f"no time left to render within "
+                                f"{self.settings.timeout:g} s", retryable=True)
+        rendered = await self._renderer.render(Source(
+            url=url, final_url=result.final_url, body=result.body,
+            media_type=result.media_type, charset=result.charset,
+            headers=dict(result.headers)), budget)
+        fields.update(rendered=True, bytes=rendered.bytes, final_url=rendered.final_url)
+        ctx = dataclasses.replace(ctx, final_url=rendered.final_url, charset="utf-8")
+        return await self._runner.run(handler, rendered.html, ctx)
 
     async def extract(self, urls: Sequence[str],
                       options: ExtractOptions | None = None) -> list[Record]:

@@ -55,6 +55,7 @@ class FetchResult:
     body: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
     attempts: int = 1
+    elapsed: float = 0.0  # seconds of the URL's deadline spent (from its host's admission)
 
     @property
     def not_modified(self) -> bool:

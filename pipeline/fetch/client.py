@@ -26,7 +26,6 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.fetch.archive import Exchange, ResponseArchive, Truncation
 from pipeline.fetch.base import FetchError, FetchResult, Validators
-from pipeline.fetch.cookies import CookieFile
 from pipeline.fetch.credentials import (
     Credentials,
     CredentialScope,
@@ -152,12 +151,16 @@ class HttpFetcher:
         self._scope = credential_scope
         self._secret_names = credential_names(self.settings.credential_headers)  # redacted
 
+    @property
+    def credential_scope(self) -> CredentialScope | None:
+        """Where credentials may go (None: every URL, on its own host); a renderer of this
+        fetcher's pages asks it too."""
+        return self._scope
+
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
-        plain, secret = split_headers(s.headers, s.credential_headers)
-        cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
-        if secret or cookies is not None:
-            self._credentials = Credentials(secret, cookies)
+        plain, _ = split_headers(s.headers, s.credential_headers)
+        self._credentials = Credentials.from_settings(s)
         self._headers = merge_headers({"User-Agent": s.user_agent, "Accept": ACCEPT,
                                        "Accept-Encoding": "gzip, deflate, br"}, plain)
         if self._given_transport is not None:
@@ -230,12 +233,17 @@ class HttpFetcher:
     async def _fetch_admitted(self, raw: str, target: URL, host: str,
                               validators: Validators | None = None) -> FetchResult:
         timeout = self.settings.timeout
-        call = _Call(host, deadline=asyncio.get_running_loop().time() + timeout,
+        loop = asyncio.get_running_loop()
+        call = _Call(host, deadline=loop.time() + timeout,
                      pause_allowance=self.settings.retry_after_cap, validators=validators)
         try:
             # A timeout scope, not wait_for: no extra task per URL.
             async with asyncio.timeout(timeout) as call.scope:
-                return await self._fetch(raw, target, call)
+                result = await self._fetch(raw, target, call)
+            # what the deadline has left is the render's (--render): pauses waited out
+            # moved the deadline, so they are not counted
+            result.elapsed = timeout - (call.deadline - loop.time())
+            return result
         except FetchError as exc:
             exc.attempts = max(1, call.attempts)
             raise

@@ -143,8 +143,9 @@ class CookieFile:
                 cookies.append(cookie)
         return cls(cookies, clock)
 
-    def matching(self, url: URL) -> list[Cookie]:
-        """The cookies ``url`` gets, longest path first."""
+    def matching(self, url: URL, *, any_path: bool = False) -> list[Cookie]:
+        """The cookies ``url`` gets, longest path first (``any_path``: those its host gets,
+        whatever their path)."""
         host = (url.raw_host or "").lower().rstrip(".")
         path = url.raw_path or "/"
         https = url.scheme == "https"
@@ -162,7 +163,7 @@ class CookieFile:
                     continue
                 if cookie.expires and cookie.expires <= now:
                     continue
-                if path_matches(path, cookie.path):
+                if any_path or path_matches(path, cookie.path):
                     found.append(cookie)
         if len(candidates) > 1:
             found.sort(key=lambda c: -len(c.path))

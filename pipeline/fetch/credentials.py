@@ -29,7 +29,8 @@ from yarl import URL
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.request_options import CREDENTIAL_HEADERS
-from pipeline.fetch.cookies import CookieFile
+from pipeline.core.settings import Settings
+from pipeline.fetch.cookies import Cookie, CookieFile
 from pipeline.fetch.urls import parse_url
 
 
@@ -84,6 +85,28 @@ class Credentials:
         self._headers = {k: v for k, v in headers.items() if k.lower() != "cookie"}
         self._cookie = next((v for k, v in headers.items() if k.lower() == "cookie"), None)
         self._cookies = cookies
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Credentials | None:
+        """The credentials of ``--header`` and ``--cookie-file`` (None: there are none)."""
+        _, secret = split_headers(settings.headers, settings.credential_headers)
+        cookies = CookieFile.load(settings.cookie_file) if settings.cookie_file else None
+        return cls(secret, cookies) if secret or cookies is not None else None
+
+    def browser_cookies(self, url: URL) -> list[Cookie]:
+        """The cookies a browser showing ``url`` may hold for its host, whatever their
+        path: those of a ``Cookie`` header (path ``/``) and of the cookie file. The caller
+        sets them for that host alone (host-only) and only while the page is on the host
+        the URL names; ``Authorization`` never goes to a browser."""
+        host = (url.raw_host or "").lower()
+        found = []
+        for part in (self._cookie or "").split(";"):
+            name, sep, value = part.strip().partition("=")
+            if sep and name:
+                found.append(Cookie(host, False, "/", False, 0, name.strip(), value.strip()))
+        if self._cookies is not None:
+            found.extend(self._cookies.matching(url, any_path=True))
+        return found
 
     def headers_for(self, url: URL) -> dict[str, str] | None:
         """The credential headers of a request to ``url`` (None: none). The caller sends

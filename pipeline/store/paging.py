@@ -102,7 +102,7 @@ async def read_windows(
 def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]:
     """What besides URL and format changes an extracted text: the providers and the
     handler options. Part of every cache key."""
-    return {
+    identity: dict[str, Any] = {
         "backends": list(backends),
         "handlers": list(settings.handlers),
         "pdf_max_pages": settings.pdf_max_pages,
@@ -110,3 +110,6 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
         "structured_raw": settings.structured_raw,
         "html_extractor": settings.html_extractor,
     }
+    if settings.render != "never":  # keys of unrendered texts stay what they were
+        identity["render"] = settings.render
+    return identity

@@ -7,31 +7,12 @@ import socket
 
 import pytest
 from aiohttp import web
-from aiohttp.abc import AbstractResolver
 
 from pipeline.fetch import FetchError, HttpFetcher, NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
+from tests.support.resolvers import FakeResolver
 
 pytestmark = pytest.mark.usefixtures("connect_log")
-
-
-class FakeResolver(AbstractResolver):
-    """Answers from a table ``{name: [address, ...]}``; unknown names fail like NXDOMAIN."""
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.asked: list[str] = []
-
-    async def resolve(self, host, port=0, family=socket.AF_INET):
-        self.asked.append(host)
-        if host not in self.table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [{"hostname": host, "host": address, "port": port,
-                 "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
-                 "proto": 0, "flags": 0} for address in self.table[host]]
-
-    async def close(self) -> None:
-        return None
 
 
 async def hello(request: web.Request) -> web.Response:

@@ -60,7 +60,7 @@ def schema() -> Any:
         ("content", pa.large_string()), ("format", text), ("metadata", text),
         ("truncated", flag), ("next_offset", number), ("compressed", flag), ("chars", number),
         ("bytes", number), ("attempts", number), ("elapsed_ms", number), ("cache", text),
-        ("input", text), ("source", text),
+        ("rendered", flag), ("input", text), ("source", text),
         ("error", pa.struct([("kind", text), ("message", text), ("retryable", flag)])),
     ])
 

@@ -266,6 +266,8 @@ def test_warc_input_mistakes_are_one_line(tmp_path, monkeypatch, capsys):
     assert "several inputs go with --input-format warc" in capsys.readouterr().err
     assert run("-", "-o", str(tmp_path / "o.jsonl")) == 2
     assert run(str(urls), "--sitemap", "http://example.test/s.xml") == 2
+    assert run(str(urls), "--render", "auto") == 2  # the browser would go to the network
+    assert "drop --render auto" in capsys.readouterr().err
     monkeypatch.setenv("FIRECRAWL_API_KEY", "test-key")  # configured: a vendor is never sent
     assert run(str(urls), "--extract-backend", "firecrawl") == 2  # a WARC's records
     assert "extracts with our own pipeline" in capsys.readouterr().err
