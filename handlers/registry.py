@@ -51,6 +51,8 @@ class HandlerOptions(Mapping[str, Any]):
     * ``html_extractor``: ``"builtin"`` or ``"readability"`` (``--html-extractor``).
     * ``include_comments``: append a page's comment threads (``--include-comments``).
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
+    * ``detect_lang``: a runner adds the text's language to the metadata
+      (:mod:`pipeline.extract.language`); a handler need not.
 
     :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names. It is a
     read-only mapping of the option names, so code written for the old ``dict`` options
@@ -62,6 +64,7 @@ class HandlerOptions(Mapping[str, Any]):
     include_comments: bool = _setting("include_comments")
     pdf_max_pages: int = _setting("pdf_max_pages")
     pdf_time_limit: float = _setting("pdf_time_limit")
+    detect_lang: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> HandlerOptions:

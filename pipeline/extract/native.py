@@ -148,7 +148,7 @@ class NativeExtractor:
         return HandlerOptions(max_chars=max_chars, pdf_max_pages=s.pdf_max_pages,
                               pdf_time_limit=s.pdf_time_limit,
                               include_comments=s.include_comments,
-                              html_extractor=s.html_extractor)
+                              html_extractor=s.html_extractor, detect_lang=s.detect_lang)
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None

@@ -29,7 +29,7 @@ MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
 OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor")
+                   "instruction", "compress_floor", "detect_lang", "languages", "dedup")
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
