@@ -24,9 +24,9 @@ VOCABULARY = [f"word{n}" for n in range(400)]
 
 
 @st.composite
-def respaced(draw, words=st.lists(WORDS, min_size=1, max_size=40)):
+def respaced(draw):
     """A list of words and a text of them with arbitrary white space around and between."""
-    chosen = draw(words)
+    chosen = draw(st.lists(WORDS, min_size=1, max_size=40))
     gaps = draw(st.lists(SPACE, min_size=len(chosen) + 1, max_size=len(chosen) + 1))
     text = gaps[0] + "".join(word + gap for word, gap in zip(chosen, gaps[1:], strict=True))
     return chosen, text
