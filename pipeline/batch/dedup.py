@@ -1,18 +1,19 @@
 """``--dedup exact|near``: mark each record whose text an earlier record already has.
 
 Records are compared in the order they are written (with ``--ordered``, input order): a
-record whose text matches a record before it gets ``duplicate_of``, the lowest ``index``
-among those; it keeps its content unless ``--drop-duplicates`` (then it is ``filtered``).
-Only distinct texts are remembered, since a duplicate's text is there already:
+record whose text matches one before it gets ``duplicate_of``, that record's ``index`` (the
+lowest, when several distinct ones match); it keeps its content unless
+``--drop-duplicates`` (then it is ``filtered``). Only distinct texts are remembered, since a
+duplicate's text is there already; the memory figures are benchmarks/README.md's
+("Duplicates"):
 
 * ``exact``: the text with its white space normalised (runs of it one space, none at the
-  ends), as a 16-byte BLAKE2b digest — about 120 bytes per distinct record.
+  ends), as a 16-byte BLAKE2b digest — about 90 bytes per distinct record.
 * ``near``: MinHash (``rensa``, extra ``[dedup]``: :data:`NUM_PERM` permutations) over
   :data:`SHINGLE_WORDS`-word shingles of the lower-cased text without markdown link
   targets (the same page under another URL resolves its relative links elsewhere), LSH
   (:data:`BANDS` bands) for candidates, and a match when the estimated Jaccard
-  similarity is at least :data:`NEAR_THRESHOLD` — about 1.2 KB per distinct record
-  (benchmarks/README.md, "Duplicates").
+  similarity is at least :data:`NEAR_THRESHOLD` — about 2.1 KB per distinct record.
 
 A resumed run first :meth:`Deduplicator.remember`\\ s the records its output holds, in their
 order, so it marks what follows as an uninterrupted run would. ``merge --dedup`` runs the
