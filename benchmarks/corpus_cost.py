@@ -23,10 +23,9 @@ from pathlib import Path
 
 import psutil
 from corpus_server import serve_in_subprocess
+from readme_block import write_block
 from throughput import HOSTS, Case, Row, run_case
 
-BENCH = Path(__file__).resolve().parent
-MARK_START, MARK_END = "<!-- corpus-cost:start -->", "<!-- corpus-cost:end -->"
 VARIANTS = {
     "no detection (`--no-detect-lang`)": ["--no-detect-lang"],
     "detection (the default)": [],
@@ -57,19 +56,6 @@ def report(results: dict[str, list[Row]], args: argparse.Namespace, load: list[f
             f"--rounds {args.rounds} --kind {args.kind}`")
 
 
-def write_readme(text: str, path: Path = BENCH / "README.md") -> None:
-    readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme and MARK_END in readme:
-        head, _, rest = readme.partition(MARK_START)
-        _, _, tail = rest.partition(MARK_END)
-        readme = head + block + tail
-    else:
-        readme = (readme.rstrip("\n") + "\n\n## Language and duplicates in a run "
-                  "(`corpus_cost.py`)\n\n" + block + "\n")
-    path.write_text(readme, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2_000, help="URLs per run")
@@ -98,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(results, args, load)
     print("\n" + text)
     if not args.no_write:
-        write_readme(text)
+        write_block(text, "corpus-cost", "## Language and duplicates in a run (`corpus_cost.py`)")
     return 0
 
 

@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.quality import SETS, Page, _StoredPage, available, load_set  # noqa: E402
+from benchmarks.readme_block import write_block  # noqa: E402
 from pipeline.batch import dedup  # noqa: E402
 from pipeline.core.models import Record  # noqa: E402
 
-MARK_START, MARK_END = "<!-- dedup:start -->", "<!-- dedup:end -->"
 CHANGED_WORDS = 3
 SEED = 26
 VOCABULARY = (
@@ -227,18 +227,6 @@ def report(scores: dict[str, Score], memory: dict[str, float], pages: int,
             + "".join(f"\n- {note}" for note in notes) + f"\n\nCommand: `{command}`")
 
 
-def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md") -> None:
-    readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme and MARK_END in readme:
-        head, _, rest = readme.partition(MARK_START)
-        _, _, tail = rest.partition(MARK_END)
-        readme = head + block + tail
-    else:
-        readme = readme.rstrip("\n") + "\n\n## Duplicates (`dedup.py`)\n\n" + block + "\n"
-    path.write_text(readme, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", choices=list(SETS),
@@ -267,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(scores, memory, len(pages), notes, f"python benchmarks/dedup.py{options}")
     print(text)
     if not args.no_write and not args.dataset:
-        write_readme(text)
+        write_block(text, "dedup", "## Duplicates (`dedup.py`)")
     return 0
 
 

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.quality import SETS, Page, _StoredPage, available, load_set  # noqa: E402
+from benchmarks.readme_block import write_block  # noqa: E402
 
-MARK_START, MARK_END = "<!-- language:start -->", "<!-- language:end -->"
 Detect = Callable[[str], str | None]
 
 
@@ -180,18 +180,6 @@ def report(sets: dict[str, list[Any]], command: str) -> str:
             + "\n".join(f"- {miss}" for miss in misses) + f"\n\nCommand: `{command}`")
 
 
-def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md") -> None:
-    readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme and MARK_END in readme:
-        head, _, rest = readme.partition(MARK_START)
-        _, _, tail = rest.partition(MARK_END)
-        readme = head + block + tail
-    else:
-        readme = readme.rstrip("\n") + "\n\n## Language (`language.py`)\n\n" + block + "\n"
-    path.write_text(readme, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", action="append", choices=list(SETS),
@@ -207,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(sets, f"python benchmarks/language.py{options}")
     print(text)
     if not args.no_write and not args.dataset:
-        write_readme(text)
+        write_block(text, "language", "## Language (`language.py`)")
     return 0
 
 

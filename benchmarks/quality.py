@@ -36,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.readme_block import write_block  # noqa: E402
 from benchmarks.shingle_metric import (  # noqa: E402
     PageScore,
     bootstrap_std,
@@ -382,15 +383,7 @@ def compare(path: Path, results: dict[str, dict[str, list[Result]]],
 
 
 def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md") -> None:
-    readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme and MARK_END in readme:
-        head, _, rest = readme.partition(MARK_START)
-        _, _, tail = rest.partition(MARK_END)
-        readme = head + block + tail
-    else:
-        readme = readme.rstrip("\n") + "\n\n## Extraction quality\n\n" + block + "\n"
-    path.write_text(readme, encoding="utf-8")
+    write_block(text, "quality", "## Extraction quality", path)
 
 
 def main(argv: list[str] | None = None) -> int:

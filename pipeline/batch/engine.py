@@ -63,6 +63,16 @@ class Summary:
         return self.ok + sum(self.errors.values())
 
     @property
+    def filtered(self) -> int:
+        """Records a run's own filter withheld (``--lang``, ``--drop-duplicates``): not ok,
+        yet no failure."""
+        return self.errors["filtered"]
+
+    @property
+    def failures(self) -> int:
+        return sum(self.errors.values()) - self.filtered
+
+    @property
     def urls_per_second(self) -> float:
         return self.records / self.elapsed if self.elapsed > 0 else 0.0
 
@@ -95,17 +105,16 @@ class Summary:
         self.failed.extend(other.failed)
 
     def describe(self) -> str:
-        failed = Counter({kind: count for kind, count in self.errors.items()
-                          if kind != "filtered"})
-        errors = ", ".join(f"{kind} {count}" for kind, count in failed.most_common())
+        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common()
+                           if kind != "filtered")
         parts = [
             f"{self.records} records in {self.elapsed:.1f}s ({self.urls_per_second:.1f} URLs/s)",
             f"ok {self.ok}",
-            f"errors {failed.total()}" + (f" ({errors})" if errors else ""),
+            f"errors {self.failures}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
-        if self.errors["filtered"]:  # withheld by --lang or --drop-duplicates: not failures
-            parts.insert(2, f"filtered {self.errors['filtered']}")
+        if self.filtered:
+            parts.insert(2, f"filtered {self.filtered}")
         if self.duplicates:
             parts.append(f"{self.duplicates} marked duplicate_of")
         if self.caching:

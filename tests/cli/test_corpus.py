@@ -151,6 +151,14 @@ def test_lang_keeps_only_the_languages_named(listing, tmp_path, capsys):
     assert "ok 5; filtered 2; errors 0" in capsys.readouterr().err
 
 
+def test_the_progress_bar_counts_filtered_records_apart(listing, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert run([str(listing), "-o", str(tmp_path / "out.jsonl"), "--lang", "en"]) == 0
+    assert "ok=3 errors=0 filtered=4" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--lang", "en", "--no-detect-lang"], "--lang keeps languages it detects"),
     (["--drop-duplicates"], "--drop-duplicates goes with --dedup"),
