@@ -6,7 +6,8 @@ gzip'd children (served as ``application/gzip``, like ``sitemap-7.xml.gz``) of
 and serves each page as a short text. Then, each in a process of its own:
 
 * ``expand``: the expansion alone (``pipeline.batch.input.expand.Expander`` through the document
-  fetcher, no page fetched): time to the first URL, wall and CPU time, the process's RSS
+  fetcher, each document parsed in one worker process as in a run, no page fetched): time to
+  the first URL, wall and CPU time (this process's), the process's RSS
   after 1, 100k, 250k, 500k and every URL, and its peak RSS (``ru_maxrss``);
 * ``cli``: ``python -m pipeline --sitemap …/index.xml -o out.jsonl`` (``--rate inf
   --per-host 64 --no-head``): time from start to the first record in the output, then the
@@ -93,9 +94,11 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def expand_only(base: str) -> None:
+    from pipeline.batch.input.documents import in_worker
     from pipeline.batch.input.expand import Expander
     from pipeline.batch.input.run_input import ExpandOptions
     from pipeline.batch.input.sources import document_fetcher
+    from pipeline.batch.pool import ProcessRunner
     from pipeline.core.settings import Settings
 
     settings = Settings(allow_net=["127.0.0.1/32"], rate=float("inf"), per_host=64)
@@ -105,9 +108,12 @@ def expand_only(base: str) -> None:
         started, cpu = time.monotonic(), time.process_time()
         found: dict = {"rss_mb_at": {}, "rss_mb_start": round(rss_mb(), 1)}
         count = 0
-        async with document_fetcher(settings) as fetcher:
+        async with document_fetcher(settings) as fetcher, \
+                ProcessRunner(1, settings.handler_timeout) as worker:
+            # as a run does: each document parsed in a worker of the handler pool
             expander = Expander(ExpandOptions(sitemaps=(f"{base}/index.xml",)), fetcher,
-                                settings.max_bytes)
+                                settings.max_bytes,
+                                parse=in_worker(worker, settings.max_bytes))
             async for _ in expander.items():
                 count += 1
                 if count == 1:

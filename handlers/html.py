@@ -37,9 +37,11 @@ from handlers.registry import HandlerContext
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Document
 
-# Optional XML prologue and comments, then the document's first HTML tag.
+# Optional XML prologue and comments, then the document's first HTML tag. The comments are
+# an atomic group: a comment ends at its first "-->", never tried again across the next
+# (that made a kilobyte of "<!-- -->" take 2^128 steps).
 _SNIFF = re.compile(
-    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]",
+    rb"^\s*(?:<\?xml[^>]*>\s*)?(?>(?:<!--.*?-->\s*)*)<(?:!doctype\s+html|html|head|body)[\s>]",
     re.IGNORECASE | re.DOTALL,
 )
 # Fallback containers, best first: landmark tags, the main role, common body class names.

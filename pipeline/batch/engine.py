@@ -337,6 +337,8 @@ async def _until(items: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[
             await asyncio.wait([following, stopping], return_when=asyncio.FIRST_COMPLETED)
             if not following.done():
                 following.cancel()
+                # the step must end before the source is closed (a sitemap's parse, say)
+                await asyncio.wait([following])
                 return
             try:
                 yield following.result()

@@ -23,7 +23,7 @@ import gc
 import multiprocessing
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from handlers import (
     BUILTIN_HANDLERS,
@@ -40,6 +40,7 @@ from pipeline.extract.runners import call_handler, cut_to_budget
 if TYPE_CHECKING:  # pebble (and multiprocessing's pools) only once a run starts the pool
     from pebble import ProcessPool
 
+T = TypeVar("T")
 _worker_registries: dict[tuple[str, ...], HandlerRegistry] = {}  # in a worker process
 
 
@@ -171,21 +172,37 @@ class ProcessRunner:
         except PipelineError as exc:
             raise self._config_error(exc) if exc.kind == "config" else exc from None
         except Exception as exc:
-            raise PipelineError("extract", self._failure(handler.name, exc)) from None
+            raise PipelineError("extract", self._failure(f"handler {handler.name!r}", exc)
+                                ) from None
+
+    async def call(self, function: Callable[..., T], *args: Any, what: str) -> T:
+        """``function(*args)`` in a worker, under the same time limit as a document (a
+        module-level function, picklable arguments): other work on remote bytes, such as
+        a sitemap's parse. ``what`` names it in errors; it raises ``PipelineError`` only."""
+        pool = await self._ready_pool()
+        job = pool.schedule(function, args=args, timeout=self.timeout)
+        try:
+            result: T = await asyncio.wrap_future(job)
+        except PipelineError:
+            raise
+        except Exception as exc:
+            raise PipelineError("extract", self._failure(what, exc)) from None
+        return result
 
     def _failure(self, name: str, exc: Exception) -> str:
-        """What went wrong with a document in the pool (pebble is loaded by then)."""
+        """What went wrong with a document in the pool (pebble is loaded by then); ``name``
+        is a handler's name, or what :meth:`call` was told."""
         from concurrent.futures.process import BrokenProcessPool
 
         from pebble import ProcessExpired
 
         if isinstance(exc, TimeoutError):
-            return f"handler {name!r} took longer than {self.timeout:g}s; worker killed"
+            return f"{name} took longer than {self.timeout:g}s; worker killed"
         if isinstance(exc, ProcessExpired):
-            return f"handler {name!r}: its worker died (exit code {exc.exitcode})"
+            return f"{name}: its worker died (exit code {exc.exitcode})"
         if isinstance(exc, BrokenProcessPool):
-            return f"handler {name!r}: every worker died at once ({exc})"
-        return f"handler {name!r} could not run in a worker: {exc}"  # e.g. does not pickle
+            return f"{name}: every worker died at once ({exc})"
+        return f"{name} could not run in a worker: {exc}"  # e.g. does not pickle
 
     async def __aenter__(self) -> ProcessRunner:
         return self

@@ -22,9 +22,10 @@ from handlers import HandlerRegistry
 from pipeline.batch.dedup import Deduplicator
 from pipeline.batch.engine import BatchEngine, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
+from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
-from pipeline.batch.input.run_input import ExpandOptions, RunInput
+from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done
@@ -37,6 +38,7 @@ from pipeline.core.settings import Settings
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalFiles
 
 if TYPE_CHECKING:
@@ -140,11 +142,13 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
                         signals: Iterable[int] = STOP_SIGNALS,
                         expand: ExpandOptions | None = None,
-                        local_files: LocalFiles | None = None) -> Summary:
+                        local_files: LocalFiles | None = None,
+                        credential_scope: CredentialScope | None = None) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
-    compressor are open: what they find wrong costs the output nothing. Raises
+    compressor are open: what they find wrong costs the output nothing. Credentials go
+    only to what ``credential_scope`` allows (None: every URL). Raises
     ``PipelineError('config')`` when the handler workers cannot start."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
@@ -156,16 +160,20 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
                            on_start_failure=stop_on_start_failure)
     async with contextlib.AsyncExitStack() as fetchers:
-        expander = None
-        if expand is not None and expand.roots:
-            documents = fetcher
-            if fetcher is None:  # two fetchers, one per-host budget
-                fetcher = await fetchers.enter_async_context(
-                    HttpFetcher(settings, early_reject=registry.rejects_early))
+        expanding = expand is not None and bool(expand.roots)
+        documents = fetcher  # an injected fetcher serves the documents too
+        if fetcher is None and (expanding or credential_scope is not None):
+            fetcher = await fetchers.enter_async_context(HttpFetcher(
+                settings, early_reject=registry.rejects_early,
+                credential_scope=credential_scope))
+            if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
-                    document_fetcher(settings, fetcher.gate))
-            assert documents is not None
-            expander = Expander(expand, documents, settings.max_bytes)
+                    document_fetcher(settings, fetcher.gate, credential_scope))
+        expander = None
+        if expanding:
+            assert expand is not None and documents is not None
+            expander = Expander(expand, documents, settings.max_bytes,
+                                parse=in_worker(runner, settings.max_bytes))
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
@@ -195,6 +203,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
     checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
     registry = load_registry(settings)
     run_input: RunInput = args.run_input
+    scope = run_input.credential_scope(settings)
     with contextlib.ExitStack() as cleanup:
         items = cleanup.enter_context(run_input.file_items())
         show = not settings.quiet and sys.stderr.isatty()
@@ -210,6 +219,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                     print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
             return RunOutput(sink.write, sink.close, done, args.output)
 
-        return await extract_items(items, open_output, settings, registry=registry,
-                                   fetcher=fetcher, on_record=progress.update,
-                                   expand=run_input.expand, local_files=run_input.local_files)
+        return await extract_items(naming(items, scope), open_output, settings,
+                                   registry=registry, fetcher=fetcher,
+                                   on_record=progress.update, expand=run_input.expand,
+                                   local_files=run_input.local_files, credential_scope=scope)

@@ -150,8 +150,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--dedup", "dedup", {"choices": ("off", "exact", "near")}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
-                        "languages"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts", "dedup",
+                        "drop_duplicates", "languages"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -159,6 +159,8 @@ _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--backend", "backend", "NAME"),
     ("--allow-proxy-net", "allow_proxy_net", "CIDR"),
     ("--header", "headers", "'NAME: VALUE'"),
+    ("--credential-host", "credential_hosts", "HOST[:PORT]"),
+    ("--credential-header", "credential_headers", "NAME"),
     ("--lang", "languages", "CODE"),
 )
 _WHOLE_VALUES = frozenset({"headers"})  # a header's value may hold commas: never split
@@ -303,6 +305,7 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return _dispatch(argv[0], argv[1:])
+    args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
         if args.output == "-":  # as for the input: stdout
@@ -322,13 +325,14 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         print(f"{PROG}: error: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        print(f"{PROG}: interrupted; {_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Whoever read stdout is gone (``| head``): stop quietly, like any other filter.
         _drop_stdout()
         return EXIT_OK
     except OutputError as exc:  # a full disk: what was written is whole, so say how to go on
+        assert args is not None  # nothing is written before the flags are read
         hint = ("free some space, then run the same command with --resume to finish"
                 if args.output else "use -o OUT.jsonl to be able to --resume")
         print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}; {hint}",
@@ -339,6 +343,14 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
     return _report(mode, args, settings, summary)
 
 
+def _resume_hint(args: argparse.Namespace | None) -> str:
+    """How to go on after a stop (nothing was started yet when ``args`` is None)."""
+    if args is None:
+        return "nothing was written"
+    return ("run the same command with --resume to finish" if args.output
+            else "use -o OUT.jsonl to be able to --resume")
+
+
 def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Summary) -> int:
     """The closing lines on stderr, and the exit status."""
     if not settings.quiet:
@@ -346,10 +358,9 @@ def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Su
     for failure in summary.failed:
         print(f"{PROG}: {failure}", file=sys.stderr)
     if summary.interrupted or summary.failed:
-        hint = ("run the same command with --resume to finish" if args.output
-                else "use -o OUT.jsonl to be able to --resume")
         what = "interrupted" if summary.interrupted else "not every shard finished"
-        print(f"{PROG}: {what}; finished records were written; {hint}", file=sys.stderr)
+        print(f"{PROG}: {what}; finished records were written; {_resume_hint(args)}",
+              file=sys.stderr)
         return EXIT_INTERRUPTED if summary.interrupted else EXIT_FAILED
     if mode != "plain" and not settings.quiet:
         parts = os.path.join(args.output, "part-*.jsonl")

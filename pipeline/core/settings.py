@@ -79,6 +79,13 @@ class Settings(BaseModel):
         "per line); Authorization and Cookie never follow a redirect to another host")
     cookie_file: str | None = Field(
         None, description="cookies.txt (Netscape format) sent to their domains only")
+    credential_hosts: list[str] = Field(
+        default_factory=list, description="hosts (HOST or HOST:PORT) that also get the "
+        "credentials when a sitemap or feed names their URLs (they always go to the list's "
+        "and the --sitemap/--feed URLs' own origins)")
+    credential_headers: list[str] = Field(
+        default_factory=list, description="more header names that carry credentials (as "
+        "Authorization and Cookie do): sent only where credentials may go")
 
     # --- content
     max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
@@ -124,7 +131,8 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
-                     "allow_proxy_net", "languages", mode="before")
+                     "allow_proxy_net", "credential_hosts", "credential_headers", "languages",
+                     mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -25,7 +25,13 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.cookies import CookieFile
-from pipeline.fetch.credentials import Credentials, merge_headers, same_host, split_headers
+from pipeline.fetch.credentials import (
+    Credentials,
+    CredentialScope,
+    merge_headers,
+    same_host,
+    split_headers,
+)
 from pipeline.fetch.failures import classify
 from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
@@ -109,6 +115,8 @@ class HttpFetcher:
     (:class:`~pipeline.fetch.transport.FakeTransport` answers without a network); it then
     carries them as given: the proxy settings and the DNS answers' judgement are the built
     one's, every other guard stays here. The caller closes a transport it passes.
+    ``credential_scope`` limits which URLs get the credentials (None: every URL fetched,
+    each on its own host; see :mod:`pipeline.fetch.credentials`).
     """
 
     def __init__(self, settings: Settings | None = None, *,
@@ -116,7 +124,8 @@ class HttpFetcher:
                  robots: bool | None = None,
                  resolver: AbstractResolver | None = None,
                  gate: HostGate | None = None,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None,
+                 credential_scope: CredentialScope | None = None) -> None:
         self.settings = settings or Settings()
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
@@ -131,10 +140,11 @@ class HttpFetcher:
         self._robots: RobotsCache | None = None
         self._routes: ProxyRoutes | None = None  # None: no proxy at all
         self._credentials: Credentials | None = None  # None: no credentials to send
+        self._scope = credential_scope
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings
-        plain, secret = split_headers(s.headers)
+        plain, secret = split_headers(s.headers, s.credential_headers)
         cookies = CookieFile.load(s.cookie_file) if s.cookie_file else None
         if secret or cookies is not None:
             self._credentials = Credentials(secret, cookies)
@@ -355,7 +365,8 @@ class HttpFetcher:
         limit = s.connect_timeout + s.read_timeout
         limit = limit if header_limit is None else min(limit, header_limit)
         seen = {str(url)}
-        origin: URL | None = url  # None once the chain has left the first host
+        # None: no credentials in this chain (out of scope, or it left the first host)
+        origin: URL | None = url if self._scope is None or self._scope.allows(url) else None
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
             if self._routes is not None and self._routes.proxied(url):

@@ -1,21 +1,70 @@
-"""The user's request headers, split by what they may reach.
+"""The user's request headers, split by what they may reach, and where credentials may go.
 
 Plain headers (``--header 'Accept-Language: fr'``) go with every request. Credentials — an
-``Authorization`` or ``Cookie`` header, and the cookies of ``--cookie-file`` — go only to the
-host the URL names: each hop of a redirect chain that stays on that host gets them (the
-cookies filtered by their own domain and path), a hop to another host gets none, and
-neither do the hops after it. An ``http`` → ``https`` upgrade on the same host name and default
-ports is the same host.
+``Authorization`` or ``Cookie`` header, any header marked with ``--credential-header NAME``,
+and the cookies of ``--cookie-file`` — go only where the user sent the run, by two rules
+that every request passes (HEAD, GET, robots.txt, a sitemap's documents):
+
+1. **The chain's first URL is in the scope** (:class:`CredentialScope`): an origin the user
+   named — a URL of the input list, a ``--sitemap``/``--feed`` URL — or a host given with
+   ``--credential-host``. A URL that a sitemap, a feed or a page chose is not, unless it
+   lies on one of those. A run without sitemaps or feeds has no scope: every URL is the
+   user's.
+2. **Each hop stays on that URL's host** (:func:`same_host`): a redirect to another host is
+   followed without them, and so are the hops after it. An ``http`` → ``https`` upgrade on
+   the same host name and default ports is the same host.
+
+A browser rendering a page (or anything else that sends requests a page asked for) asks
+the same two questions: :meth:`CredentialScope.allows` for the page, :func:`same_host`
+for each request after it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from yarl import URL
 
+from pipeline.core.errors import PipelineError
 from pipeline.core.request_options import CREDENTIAL_HEADERS
 from pipeline.fetch.cookies import CookieFile
+from pipeline.fetch.urls import parse_url
+
+
+def _origin(url: URL) -> str:
+    return f"{url.scheme}://{(url.raw_host or '').lower()}:{url.port}"
+
+
+@dataclass
+class CredentialScope:
+    """The origins credentials may go to (rule 1 of the module docstring): ``hosts`` given
+    by the user (``host``: any port; ``host:port``: that one), and the origins of the URLs
+    :meth:`name` is told about (the run's roots and its list). Picklable: it travels to a
+    sharded run's processes."""
+
+    hosts: frozenset[str] = frozenset()
+    origins: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, hosts: Iterable[str], named: Iterable[str] = ()) -> CredentialScope:
+        scope = cls(frozenset(host.strip().lower() for host in hosts if host.strip()))
+        for url in named:
+            scope.name(url)
+        return scope
+
+    def name(self, url: str) -> None:
+        """The user named ``url``: its origin is in the scope (a URL that cannot be
+        fetched names nothing)."""
+        with contextlib.suppress(PipelineError, ValueError):
+            self.origins.add(_origin(parse_url(url)))
+
+    def allows(self, url: URL) -> bool:
+        """Whether a request chain that starts at ``url`` may carry credentials."""
+        host = (url.raw_host or "").lower()
+        return (_origin(url) in self.origins or host in self.hosts
+                or f"{host}:{url.port}" in self.hosts)
 
 
 def same_host(url: URL, origin: URL) -> bool:
@@ -47,10 +96,13 @@ class Credentials:
         return headers or None
 
 
-def split_headers(headers: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(plain headers, credential headers) of the user's extra headers."""
-    plain = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
-    secret = {k: v for k, v in headers.items() if k.lower() in CREDENTIAL_HEADERS}
+def split_headers(headers: Mapping[str, str], marked: Iterable[str] = ()
+                  ) -> tuple[dict[str, str], dict[str, str]]:
+    """(plain headers, credential headers) of the user's extra headers; ``marked`` names
+    more credential headers (any case)."""
+    secrets = CREDENTIAL_HEADERS | {name.lower() for name in marked}
+    plain = {k: v for k, v in headers.items() if k.lower() not in secrets}
+    secret = {k: v for k, v in headers.items() if k.lower() in secrets}
     return plain, secret
 
 

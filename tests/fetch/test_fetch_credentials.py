@@ -135,3 +135,18 @@ async def test_no_cookie_jar_by_default(make_settings, app_server):
         await fetcher.fetch(base + "/1")
         await fetcher.fetch(base + "/2")
     assert seen == [None, None]
+
+
+def test_the_credential_scope_holds_named_origins_and_given_hosts():
+    from yarl import URL
+
+    from pipeline.fetch.credentials import CredentialScope
+
+    scope = CredentialScope.of(["Api.Test", "cdn.test:8443"], ["https://site.test/map.xml"])
+    scope.name("not a url")  # names nothing
+    allowed = ["https://site.test/page", "https://api.test/x", "http://api.test:81/x",
+               "https://cdn.test:8443/x"]
+    refused = ["http://site.test/page", "https://site.test:444/x", "https://cdn.test/x",
+               "https://evil.test/x", "https://sub.site.test/x"]
+    assert [scope.allows(URL(url)) for url in allowed] == [True] * len(allowed)
+    assert [scope.allows(URL(url)) for url in refused] == [False] * len(refused)

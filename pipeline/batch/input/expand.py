@@ -8,39 +8,27 @@ once, so a loop ends), a robots.txt's ``Sitemap:`` lines likewise, and the links
 they were found in. Links are resolved against their document, kept only when ``http(s)``
 and through the filters, de-duplicated (64-bit hashes, about 78 bytes per URL), and end at
 ``max_urls``. Every document comes through the run's fetcher (caps, safety policy, per-host
-politeness, robots.txt), one at a time; one that fails becomes an error record (its URL,
+politeness, robots.txt), one at a time, and is parsed off the event loop
+(:mod:`pipeline.batch.input.documents`); one that fails becomes an error record (its URL,
 the error, the document that named it) and the walk goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from lxml import etree
-
-from pipeline.batch.input.feeds import feed_links
+from pipeline.batch.input.documents import Parse, in_thread
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions
-from pipeline.batch.input.sitemaps import (
-    FEED_ROOTS,
-    SITEMAP_ROOTS,
-    XmlLinks,
-    robots_sitemaps,
-    text_links,
-)
 from pipeline.core.errors import PipelineError, sanitize_message
 from pipeline.core.models import ErrorKind
 from pipeline.fetch.base import Fetcher
-from pipeline.fetch.inflate import GZIP_MAGIC, ZlibDecoder
 from pipeline.fetch.urls import normalize_url
 
-CHUNK = 64 * 1024  # bytes parsed between two turns of the event loop
 _ABSOLUTE = re.compile(r"https?://", re.IGNORECASE)
-_SKIPPED_PREFIX = b"\xef\xbb\xbf \t\r\n"
 
 
 @dataclass
@@ -87,18 +75,29 @@ class _Capped(Exception):
 
 class Expander:
     """Expands the roots of ``options`` through ``fetcher``; bodies (after inflating) are
-    capped at ``max_bytes``."""
+    capped at ``max_bytes``. ``parse`` reads each document (the batch's worker pool, under
+    its time limit; by default a thread).
 
-    def __init__(self, options: ExpandOptions, fetcher: Fetcher, max_bytes: int) -> None:
+    With ``max_urls`` N, everything the walk makes counts: it hands out at most N items —
+    pages and the records of documents that failed alike — and fetches at most N +
+    ``max_depth`` documents (enough for one chain from a root down to its first pages), so
+    an index of indexes, however it fans out, ends.
+    """
+
+    def __init__(self, options: ExpandOptions, fetcher: Fetcher, max_bytes: int, *,
+                 parse: Parse | None = None) -> None:
         self.options = options
         self.fetcher = fetcher
         self.max_bytes = max_bytes
         self.stats = ExpandStats()
+        self._parse = parse or in_thread(max_bytes)
         self._include = [re.compile(pattern) for pattern in options.include]
         self._exclude = [re.compile(pattern) for pattern in options.exclude]
         self._seen: set[int] = set()
         self._visited: set[str] = set()
         self._next = 0
+        self._items = 0  # handed out: pages and failures
+        self._fetches = 0
 
     async def items(self, start: int = 0) -> AsyncGenerator[InputItem, None]:
         """Every root's items, numbered from ``start``."""
@@ -110,14 +109,20 @@ class Expander:
         except _Capped:
             self.stats.capped = True
 
-    def _number(self) -> int:
+    def _count(self) -> int:
+        """The next item's index, once ``max_urls`` allows one more item."""
+        limit = self.options.max_urls
+        if limit is not None and self._items >= limit:
+            raise _Capped
+        self._items += 1
         self._next += 1
         return self._next - 1
 
     def _failure(self, url: str, source: str | None, kind: ErrorKind, message: str
                  ) -> InputItem:
+        index = self._count()
         self.stats.failed += 1
-        return InputItem(self._number(), url, message, {"source": source}, kind)
+        return InputItem(index, url, message, {"source": source}, kind)
 
     def _page(self, link: str, document: str, walk: _Walk) -> InputItem | None:
         url = link
@@ -135,11 +140,17 @@ class Expander:
         if key in self._seen:
             self.stats.duplicates += 1
             return None
-        if self.options.max_urls is not None and self.stats.urls >= self.options.max_urls:
-            raise _Capped
+        index = self._count()
         self._seen.add(key)
         self.stats.urls += 1
-        return InputItem(self._number(), url, None, {"source": document})
+        return InputItem(index, url, None, {"source": document})
+
+    def _may_fetch(self) -> None:
+        """Count one more document fetched, if ``max_urls`` leaves room for it."""
+        limit = self.options.max_urls
+        if limit is not None and self._fetches >= limit + self.options.max_depth:
+            raise _Capped
+        self._fetches += 1
 
     async def _document(self, url: str, depth: int, parent: str | None,
                         walk: _Walk) -> AsyncIterator[InputItem]:
@@ -147,6 +158,7 @@ class Expander:
         if url in self._visited:
             return  # a loop back, or a child named twice: read once
         self._visited.add(url)
+        self._may_fetch()
         try:
             result = await self.fetcher.fetch(normalize_url(url))
         except PipelineError as exc:
@@ -158,20 +170,23 @@ class Expander:
         self.stats.documents += 1
         document = result.final_url or url
         self._visited.add(document)
-        children: list[str] = []
         try:
-            async for kind, link in self._links(result.body, document):
-                if kind == "sitemap":
-                    children.append(urljoin(document, link))
-                elif (item := self._page(link, document, walk)) is not None:
-                    yield item
-        except PipelineError as exc:  # what was found before the failure was handed out
+            parsed = await self._parse(result.body, document)
+        except PipelineError as exc:  # past the time limit, or its worker died
             yield self._failure(url, parent, exc.kind, exc.message)
-        except _Capped:
-            raise
+            return
         except Exception as exc:  # a parser's bug costs this document, not the run
             message = sanitize_message(f"{type(exc).__name__}: {exc}")
             yield self._failure(url, parent, "extract", message)
+            return
+        children: list[str] = []
+        for kind, link in parsed.links:
+            if kind == "sitemap":
+                children.append(urljoin(document, link))
+            elif (item := self._page(link, document, walk)) is not None:
+                yield item
+        if parsed.error is not None:  # what was found before the failure was handed out
+            yield self._failure(url, parent, parsed.error.kind, parsed.error.message)
         for child in children:
             if depth + 1 > self.options.max_depth:
                 if child not in self._visited:
@@ -181,97 +196,6 @@ class Expander:
                 continue
             async for item in self._document(child, depth + 1, document, walk):
                 yield item
-
-    async def _links(self, body: bytes, url: str) -> AsyncIterator[tuple[str, str]]:
-        """(``"page"`` or ``"sitemap"``, link) for each link of a document, as parsed."""
-        chunks = _inflated(body, self.max_bytes)
-        first = next(chunks, b"")
-        head = first.lstrip(_SKIPPED_PREFIX)[:1]
-        if head == b"<":
-            async for found in self._xml_links(first, chunks):
-                yield found
-        elif head == b"{":
-            for link in await asyncio.to_thread(feed_links, _joined(first, chunks)):
-                yield "page", link
-        elif urlsplit(url).path.endswith("/robots.txt"):
-            for link in robots_sitemaps(_joined(first, chunks)):
-                yield "sitemap", link
-        else:
-            pending = b""
-            for chunk in _prepend(first, chunks):
-                lines, _, pending = (pending + chunk).rpartition(b"\n")
-                for link in text_links(lines):
-                    yield "page", link
-                await asyncio.sleep(0)
-            for link in text_links(pending):
-                yield "page", link
-
-    async def _xml_links(self, first: bytes, chunks: Iterator[bytes]
-                         ) -> AsyncIterator[tuple[str, str]]:
-        """A sitemap's links as its chunks are parsed; a feed (known by its root) is read
-        whole, then given to feedparser, as is XML lxml finds ill-formed before its root
-        said it was a sitemap (feedparser reads many broken feeds)."""
-        parser = XmlLinks()
-        read: list[bytes] = []  # kept while the document may be a feed
-        try:
-            for chunk in _prepend(first, chunks):
-                if parser.root is None or parser.root in FEED_ROOTS:
-                    read.append(chunk)
-                    if parser.root is not None:
-                        continue
-                links = parser.feed(chunk)
-                if parser.root is None or parser.root in FEED_ROOTS:
-                    continue
-                if parser.root not in SITEMAP_ROOTS:
-                    raise PipelineError("unsupported_type", "neither a sitemap nor a feed "
-                                        f"(its root element is <{parser.root[:40]}>)")
-                read.clear()
-                for link in links:
-                    yield link
-                await asyncio.sleep(0)
-            if parser.root in SITEMAP_ROOTS:
-                for link in parser.close():
-                    yield link
-                return
-        except etree.XMLSyntaxError as exc:
-            if parser.root in SITEMAP_ROOTS:
-                raise PipelineError("decode", f"not well-formed XML: {exc.msg}"[:200]) from None
-            read.extend(chunks)
-        try:
-            feed_urls = await asyncio.to_thread(feed_links, b"".join(read))
-        except ValueError as exc:
-            raise PipelineError("decode", f"neither a sitemap nor a feed: {exc}") from None
-        for url in feed_urls:
-            yield "page", url
-
-
-def _prepend(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from chunks
-
-
-def _joined(first: bytes, chunks: Iterator[bytes]) -> bytes:
-    return b"".join(_prepend(first, chunks))
-
-
-def _inflated(body: bytes, cap: int) -> Iterator[bytes]:
-    """The body in chunks, gunzipped when it is gzip (a ``.xml.gz`` served as
-    ``application/gzip``), never more than ``cap`` bytes in all."""
-    if body[:2] != GZIP_MAGIC:
-        for start in range(0, len(body), CHUNK):
-            yield body[start:start + CHUNK]
-        return
-    decoder = ZlibDecoder("gzip")
-    size = 0
-    for start in range(0, len(body), CHUNK // 16):
-        chunk = decoder.feed(body[start:start + CHUNK // 16], cap - size)
-        size += len(chunk)
-        if size > cap:
-            raise PipelineError("too_large", f"gzip'd sitemap exceeds max_bytes {cap} "
-                                "once inflated")
-        if chunk:
-            yield chunk
-    decoder.finish()
 
 
 __all__ = ["ExpandStats", "Expander"]

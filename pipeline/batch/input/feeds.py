@@ -22,8 +22,8 @@ def feed_links(body: bytes) -> list[str]:
 
     parsed = feedparser.parse(io.BytesIO(body), sanitize_html=False,
                               resolve_relative_uris=False)
-    if parsed.bozo and not parsed.entries and not parsed.feed:
-        raise ValueError("not a well-formed feed")
+    if not parsed.entries and not parsed.version:  # feedparser reads anything: HTML too
+        raise ValueError("not a well-formed feed" if parsed.bozo else "not a feed")
     links = []
     for entry in parsed.entries:
         link = entry.get("link") or _alternate(entry.get("links") or ())

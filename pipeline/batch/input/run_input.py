@@ -9,10 +9,13 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from pipeline.batch.input.items import InputItem, open_input
 from pipeline.batch.input.tables import read_input
+from pipeline.core.settings import Settings
+from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalFiles
 
 DEFAULT_DEPTH = 4
@@ -60,6 +63,23 @@ class RunInput:
             if source is not sys.stdin.buffer:
                 source.close()
 
+    def identity(self) -> dict[str, Any] | None:
+        """How the input's items are made, beyond the file's bytes (a sharded run's
+        manifest keeps it): None for a plain list."""
+        if self.format == "lines" and not self.expand.roots:
+            return None
+        return {"format": self.format, "url_column": self.url_column,
+                **{name: list(value) if isinstance(value, tuple) else value
+                   for name, value in asdict(self.expand).items()}}
+
+    def credential_scope(self, settings: Settings) -> CredentialScope | None:
+        """Where the run's credentials may go: None (every URL, on its own host) without
+        sitemaps or feeds; else the roots' origins and ``settings.credential_hosts``, to
+        which :func:`naming` adds the list's origins as it is read."""
+        if not self.expand.roots:
+            return None
+        return CredentialScope.of(settings.credential_hosts, self.expand.roots)
+
     def count(self) -> int | None:
         """Items in a regular file with nothing to expand (one streamed pass), else None."""
         if self.expand.roots or self.path is None or self.path == "-" \
@@ -79,4 +99,13 @@ def _without_files(items: Iterator[InputItem]) -> Iterator[InputItem]:
             else:
                 item = replace(item, problem="not a URL (no http:// or https://); a local "
                                "file is read only with --allow-files DIR")
+        yield item
+
+
+def naming(items: Iterator[InputItem], scope: CredentialScope | None) -> Iterator[InputItem]:
+    """The list's ``items``, each URL's origin added to ``scope`` as it is read (the list
+    is read before any sitemap: its origins are all known before a found URL is fetched)."""
+    for item in items:
+        if scope is not None and item.problem is None:
+            scope.name(item.url)
         yield item

@@ -3,12 +3,13 @@
 
 The XML parser is lxml's pull parser fed chunk by chunk: each ``<loc>`` is handed out as soon
 as its element ends and the elements before it are dropped, so a 50,000-URL sitemap never
-exists as a tree. No entity is expanded, no DTD loaded, nothing fetched.
+exists as a tree. No entity is expanded, no DTD loaded, nothing fetched. Nothing here runs a
+regular expression on the document's bytes (one that backtracks would let a few bytes hold
+the parser for hours); it all runs in a worker process (:mod:`pipeline.batch.input.documents`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -19,18 +20,13 @@ SITEMAP_ROOTS = frozenset({"urlset", "sitemapindex"})
 FEED_ROOTS = frozenset({"rss", "feed", "RDF", "channel"})
 # a <loc>'s parent says what it points to
 _ENTRY: dict[str, LinkKind] = {"url": "page", "sitemap": "sitemap"}
-_ROBOTS_SITEMAP = re.compile(rb"^\s*site-?map\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
-
-
-# What may come before the root element: spaces, a declaration, processing instructions,
-# comments, a doctype (with its internal subset); then the root's (prefixed) name.
-_ROOT = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)*"
-                   rb"<(?:[A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)(?=[\s/>])", re.DOTALL)
+_ROBOTS_FIELDS = (b"sitemap", b"site-map")
 _ROOT_SEARCH_BYTES = 1 << 20  # a prolog longer than this hides no sitemap
 
 
 def _local(tag: object) -> str:
-    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
+    """An element's name without its namespace (or an undeclared prefix)."""
+    return tag.rpartition("}")[2].rpartition(":")[2] if isinstance(tag, str) else ""
 
 
 class XmlLinks:
@@ -41,7 +37,12 @@ class XmlLinks:
 
     def __init__(self) -> None:
         self.root: str | None = None
-        self._head = b""
+        # The root element is lxml's first start event (libxml2 reads a prolog in linear
+        # time, as it reads the rest: no regular expression guesses at it).
+        self._roots: etree.XMLPullParser | None = etree.XMLPullParser(
+            events=("start",), resolve_entities=False, no_network=True, load_dtd=False,
+            huge_tree=False)
+        self._sniffed = 0
         # Only <loc> ends are reported (filtered inside lxml): one event per entry.
         self._parser = etree.XMLPullParser(
             events=("end",), tag="{*}loc", resolve_entities=False, no_network=True,
@@ -61,13 +62,17 @@ class XmlLinks:
         return self._links()
 
     def _sniff(self, data: bytes) -> None:
-        self._head = (self._head + data)[:_ROOT_SEARCH_BYTES]
-        match = _ROOT.match(self._head.removeprefix(b"\xef\xbb\xbf"))
-        if match is not None:
-            self.root = match.group(1).decode("ascii", errors="replace")
-            self._head = b""
-        elif len(self._head) >= _ROOT_SEARCH_BYTES:
-            self.root = ""  # no root element in sight: not a sitemap
+        assert self._roots is not None
+        self._roots.feed(data[:_ROOT_SEARCH_BYTES - self._sniffed])
+        self._sniffed += len(data)
+        for _, element in self._roots.read_events():
+            self.root = _local(element.tag)
+            break
+        else:
+            if self._sniffed >= _ROOT_SEARCH_BYTES:
+                self.root = ""  # no root element in sight: not a sitemap
+        if self.root is not None:
+            self._roots = None
 
     def _links(self) -> list[tuple[LinkKind, str]]:
         found: list[tuple[LinkKind, str]] = []
@@ -93,5 +98,11 @@ def text_links(lines: bytes) -> Iterator[str]:
 
 
 def robots_sitemaps(body: bytes) -> list[str]:
-    """The ``Sitemap:`` URLs of a robots.txt."""
-    return [match.decode("utf-8", errors="replace") for match in _ROBOTS_SITEMAP.findall(body)]
+    """The ``Sitemap:`` URLs of a robots.txt (line by line: a regular expression with
+    ``\\s*`` at each line start reads a run of blank lines again from every line of it)."""
+    found = []
+    for line in body.splitlines():
+        field, colon, value = line.partition(b":")
+        if colon and field.strip().lower() in _ROBOTS_FIELDS and (url := value.split()):
+            found.append(url[0].decode("utf-8", errors="replace"))
+    return found

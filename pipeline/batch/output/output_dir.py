@@ -29,20 +29,37 @@ MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
 OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor", "detect_lang", "languages", "dedup")
+                   "instruction", "compress_floor", "html_extractor", "detect_lang", "languages",
+                   "dedup")
+_FLAGS = {"handlers": "handler", "languages": "lang",  # a setting whose flag has another name
+          "detect_lang": "detect-lang (off: --no-detect-lang)"}
+# The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
+# list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
+_ITEM_FLAGS: dict[str, tuple[str, Any]] = {
+    "format": ("--input-format", "lines"), "url_column": ("--url-column", None),
+    "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
+    "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
+    "exclude": ("--exclude", []), "same_host": ("--same-host", False)}
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write through a temporary name in the same directory, then rename over ``path``."""
+def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
+    """Write through a temporary name in the same directory, then rename it over ``path``
+    — or, without ``replace``, link it there only if ``path`` does not exist yet (False if it
+    did: another process wrote it first)."""
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
+        if replace:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):  # gone already once renamed
             os.unlink(temporary)
-        raise
+    return True
 
 
 def fingerprint(path: str | None) -> dict[str, Any] | None:
@@ -59,10 +76,43 @@ def fingerprint(path: str | None) -> dict[str, Any] | None:
     return {"bytes": size, "sha256": digest.hexdigest()}
 
 
-def manifest(shards: int, input_path: str | None, settings: Settings) -> dict[str, Any]:
+def manifest(shards: int, input_path: str | None, settings: Settings,
+             items: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run's manifest: N, its input's fingerprint, how its items are made from the input
+    (``items``: the table format, the sitemaps and feeds and their bounds; None for a plain
+    list) and the settings that change records."""
     return {"format": MANIFEST_FORMAT, "version": 1, "shards": shards,
-            "input": fingerprint(input_path),
+            "input": fingerprint(input_path), "items": items,
             "settings": settings.model_dump(mode="json", include=set(OUTPUT_SETTINGS))}
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """What differs between the run a manifest describes (``found``) and this one, as the
+    user knows it: ``--max-chars 5000 there, 100000 here``. A setting an older manifest
+    lacks counts as its default."""
+    named = []
+    if found.get("shards") != wanted["shards"]:
+        named.append(f"N {found.get('shards')} there, {wanted['shards']} here")
+    if found.get("input") != wanted["input"]:
+        named.append("another input file (or other content)")
+    there_items, here_items = found.get("items") or {}, wanted["items"] or {}
+    for name, (flag, default) in _ITEM_FLAGS.items():
+        there, here = there_items.get(name, default), here_items.get(name, default)
+        if there != here:
+            named.append(f"{flag} {_shown(there)} there, {_shown(here)} here")
+    settings = found.get("settings") or {}
+    defaults = Settings.model_construct().model_dump(mode="json", include=set(OUTPUT_SETTINGS))
+    for name in OUTPUT_SETTINGS:
+        there, here = settings.get(name, defaults[name]), wanted["settings"][name]
+        if there != here:
+            flag = "--" + _FLAGS.get(name, name).replace("_", "-")
+            named.append(f"{flag} {_shown(there)} there, {_shown(here)} here")
+    return named
 
 
 @dataclass(frozen=True)
@@ -152,9 +202,18 @@ def holds_a_run(path: Path) -> bool:
     return (path / "manifest.json").exists() or any(path.glob("part-*"))
 
 
-def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> OutputDir:
-    """Create (or check, with ``--resume``) the output directory of a sharded run and write
-    its manifest. A resumed run must have the same N, input and output settings."""
+def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool,
+                    replacing: bool = False, shard: int | None = None) -> OutputDir:
+    """Create (or check) the output directory of a sharded run and write its manifest.
+
+    A directory whose manifest describes another run (another N, input, item options or
+    output settings) is refused in one line naming what differs — when resuming it, and
+    when writing shard ``shard`` beside the other run's shards — unless this run replaces
+    the directory's shards (``replacing``: a whole run with ``--overwrite``, whose old parts
+    of any N are removed) or it holds nothing but the manifest. The manifest is created
+    with a hard link, so of two runs starting at once only one writes it, and the other
+    compares against it.
+    """
     directory = Path(path)
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{path} is a file; a sharded run writes a directory (-o OUT_DIR)")
@@ -162,16 +221,40 @@ def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool) -> Outpu
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create {path}: {exc.strerror}") from exc
-    found = read_manifest(directory) if resume else None
-    if found is not None:
-        changed = [key for key in ("shards", "input", "settings") if found.get(key) != wanted[key]]
-        if changed:
-            raise UsageError(f"cannot resume {path}: its run had other {', '.join(changed)} "
-                             "(resume with the same input, shard count and output settings)")
+    output = OutputDir(directory.absolute(), wanted["shards"])  # absolute: for Ray workers
+    data = json.dumps(wanted, indent=1).encode() + b"\n"
     try:
-        _write_atomically(directory / "manifest.json",
-                          json.dumps(wanted, indent=1).encode() + b"\n")
+        found = read_manifest(directory)
+        if found is None and _write_atomically(directory / "manifest.json", data,
+                                               replace=False):
+            return output
+        found = found or read_manifest(directory)  # another run created it meanwhile
+        if found is not None and (changed := differences(found, wanted)):
+            _refuse_other_run(path, changed, resume=resume, shard=shard,
+                              others=not replacing and _holds_parts(directory))
+            if replacing:
+                for left in directory.glob("part-*"):
+                    left.unlink()
+                output.success.unlink(missing_ok=True)
+        if found != wanted:
+            _write_atomically(directory / "manifest.json", data)
     except OSError as exc:
         raise UsageError(f"cannot write in {path}: {exc.strerror}") from exc
-    # absolute: a Ray worker's working directory need not be this process's
-    return OutputDir(directory.absolute(), wanted["shards"])
+    return output
+
+
+def _refuse_other_run(path: str, changed: list[str], *, resume: bool, shard: int | None,
+                      others: bool) -> None:
+    what = "; ".join(changed)
+    if resume:
+        raise UsageError(f"cannot resume {path}: it holds another run ({what}); resume "
+                         "with the same input, shard count and settings")
+    if others:
+        whose = f"shard {shard}" if shard is not None else "this run"
+        raise UsageError(f"cannot write {whose} into {path}: it holds the shards of another "
+                         f"run ({what}); give the same input, shard count and settings, or "
+                         "use another directory")
+
+
+def _holds_parts(directory: Path) -> bool:
+    return any(directory.glob("part-*"))

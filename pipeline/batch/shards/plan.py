@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pipeline.batch.frontier import host_key
 from pipeline.batch.input.items import InputItem
-from pipeline.core.errors import UsageError
+from pipeline.core.errors import OutputError, UsageError
 
 
 def shard_of(url: str, shards: int) -> int:
@@ -60,15 +60,35 @@ class Spool:
 def split_items(items: Iterable[InputItem], shards: int, wanted: list[int],
                 directory: Path) -> dict[int, Spool]:
     """Write each item of the ``wanted`` shards (of ``shards``) to its shard's spool file in
-    ``directory``: one pass over the input, which is read once (stdin works too)."""
+    ``directory``: one pass over the input, which is read once (stdin works too). A spool
+    that cannot be written (a full disk) is an ``OutputError``, as a part would be: the
+    run stops, and can be resumed."""
     paths = {shard: directory / f"items-{shard:05d}.jsonl" for shard in wanted}
     counts = dict.fromkeys(wanted, 0)
     with contextlib.ExitStack() as files:
-        handles = {shard: files.enter_context(open(path, "wb")) for shard, path in paths.items()}
+        with _spooling(directory):
+            handles = {shard: files.enter_context(open(path, "wb"))
+                       for shard, path in paths.items()}
         for item in items:
             shard = shard_of(item.url, shards)
             handle = handles.get(shard)
             if handle is not None:
-                handle.write(item.to_json())
+                with _spooling(directory):
+                    handle.write(item.to_json())
                 counts[shard] += 1
+        with _spooling(directory):
+            files.close()  # the last bytes reach the disk here
     return {shard: Spool(paths[shard], counts[shard]) for shard in wanted}
+
+
+@contextlib.contextmanager
+def _spooling(directory: Path) -> Iterator[None]:
+    """An ``OSError`` of the spool files (not of the input, read between these blocks) as
+    an ``OutputError`` naming the output directory."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.errno, f"{exc.strerror or exc} (spooling the input)",
+                          str(directory.parent)) from exc

@@ -27,7 +27,7 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import load_items
-from pipeline.batch.output.output_dir import OutputDir
+from pipeline.batch.input.run_input import RunInput
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import Spool
@@ -35,7 +35,6 @@ from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spoole
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.fetch.local_files import LocalFiles
 
 # Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
 # and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
@@ -213,16 +212,20 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
     already = output.done_records()
-    with spooled(args, output, settings) as spools:
-        summary = _drive(output, local, spools, started, args.run_input.local_files)
+    run_input: RunInput = args.run_input
+    scope = run_input.credential_scope(settings)
+    with spooled(args, output, settings, scope) as spools:
+        jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
+                for shard, spool in spools.items()}
+        summary = _drive(jobs, local, started)
     summary.skipped += already
     return summary
 
 
-def _drive(output: OutputDir, settings: Settings, spools: dict[int, Spool],
-           started: float, local_files: LocalFiles | None) -> Summary:
-    driver = _Driver({shard: (ShardJob(output, shard, settings, local_files), spool)
-                      for shard, spool in spools.items()})
+def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,
+           started: float) -> Summary:
+    spools = {shard: spool for shard, (_, spool) in jobs.items()}
+    driver = _Driver(jobs)
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {number: signal.signal(number, driver.stop) for number in signals}
     progress = None

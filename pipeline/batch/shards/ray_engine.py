@@ -16,9 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +27,14 @@ from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem, load_items
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import count_lines
-from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, say, spooled
+from pipeline.batch.shards.shard_run import (
+    ShardJob,
+    prepare,
+    run_shard,
+    say,
+    spooled,
+    stop_signals_interrupt,
+)
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.settings import Settings
 
@@ -67,26 +72,6 @@ def _ray_session(address: str | None) -> Iterator[None]:
         ray.shutdown()
 
 
-@contextmanager
-def _stop_signals_interrupt() -> Iterator[None]:
-    """SIGINT and SIGTERM stop the driver as Ctrl-C does (where signals can be handled; a
-    shell may start a background job with SIGINT ignored)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.signal(number, interrupt) for number in signals}
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
 def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
     """Every shard not done yet as a Ray task; the summary of them all."""
     with _ray_session(args.address):
@@ -97,11 +82,13 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
         started = time.monotonic()
         # Each task has one CPU: one handler worker beside its event loop.
         local = settings.model_copy(update={"processes": 1, "workers": 1})
-        with spooled(args, output, settings) as spools:
+        scope = args.run_input.credential_scope(settings)
+        with spooled(args, output, settings, scope) as spools:
             show = not settings.quiet and sys.stderr.isatty()
             progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
             try:
-                tasks = _Tasks({shard: ShardJob(output, shard, local, args.run_input.local_files)
+                tasks = _Tasks({shard: ShardJob(output, shard, local, args.run_input.local_files,
+                                                scope)
                                 for shard in spools},
                                {shard: spool.path for shard, spool in spools.items()}, progress)
                 tasks.run(IN_FLIGHT_PER_CPU * cpus)
@@ -135,7 +122,7 @@ class _Tasks:
                                                retry_exceptions=False)
         waiting = sorted(self.jobs)
         running: dict[Any, int] = {}
-        with _stop_signals_interrupt():
+        with stop_signals_interrupt():
             try:
                 while waiting or running:
                     while waiting and len(running) < in_flight:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ from pipeline.core.errors import PROG, UsageError
 from pipeline.core.settings import Settings
 from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
+from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalFiles
 
 SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
@@ -53,6 +56,7 @@ class ShardJob:
     shard: int
     settings: Settings
     local_files: LocalFiles | None = None
+    credentials: CredentialScope | None = None  # where credentials may go (None: anywhere)
 
     @property
     def name(self) -> str:
@@ -80,7 +84,8 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
 
     summary = await extract_items(items, open_part, job.settings, registry=registry,
                                   fetcher=fetcher, on_record=on_record, signals=signals,
-                                  local_files=job.local_files)
+                                  local_files=job.local_files,
+                                  credential_scope=job.credentials)
     if not summary.interrupted:
         job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
                                         "records": held + summary.records})
@@ -97,8 +102,10 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
         if found is None:
             raise UsageError("the number of shards is not known: give --shards N")
         shards = int(found["shards"])
-    output = open_output_dir(args.output, manifest(shards, args.urls, settings),
-                             resume=args.resume)
+    run_input: RunInput = args.run_input
+    wanted = manifest(shards, args.urls, settings, run_input.identity())
+    output = open_output_dir(args.output, wanted, resume=args.resume,
+                             replacing=args.overwrite and only is None, shard=only)
     if not args.resume:
         for shard in range(shards) if only is None else [only]:
             output.clear(shard)
@@ -106,19 +113,42 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
 
 
 @contextmanager
-def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings
-            ) -> Iterator[dict[int, Spool]]:
-    """The input read once (its sitemaps and feeds expanded) and split: the items of each
-    shard not done yet, in spool files in a hidden folder of the output directory (removed
-    after; the folders a killed run left are removed first)."""
+def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings,
+            credential_scope: CredentialScope | None = None) -> Iterator[dict[int, Spool]]:
+    """The input read once (its sitemaps and feeds expanded; its origins named in
+    ``credential_scope``) and split: the items of each shard not done yet, in spool files
+    in a hidden folder of the output directory (removed after; the folders a killed run
+    left are removed first)."""
     for left in output.path.glob(f"{SPOOL_PREFIX}*"):
         shutil.rmtree(left, ignore_errors=True)
     directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
-        items = all_items(args.run_input, settings)
-        yield split_items(items, output.shards, output.pending(), directory)
+        with stop_signals_interrupt():  # the walk of sitemaps may take a while
+            items = all_items(args.run_input, settings, credential_scope)
+            spools = split_items(items, output.shards, output.pending(), directory)
+        yield spools
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def stop_signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM stop this (driver) process as Ctrl-C does, by KeyboardInterrupt
+    (where signals can be handled: in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, interrupt) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def say(settings: Settings, message: str) -> None:
@@ -132,7 +162,8 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
     shard, shards = parse_shard(args.shard)
     output = prepare(args, settings, shards, only=shard)
     run_input: RunInput = args.run_input
-    job = ShardJob(output, shard, settings, run_input.local_files)
+    scope = run_input.credential_scope(settings)
+    job = ShardJob(output, shard, settings, run_input.local_files, scope)
     if output.is_done(shard):
         say(settings, f"{job.name} is already done ({output.part(shard)})")
         return Summary(skipped=output.read_marker(shard)["records"])
@@ -148,7 +179,7 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
         say(settings, resuming(output.partial(shard), done, dropped))
 
     try:
-        items = shard_items(all_items(run_input, settings), shard, shards)
+        items = shard_items(all_items(run_input, settings, scope), shard, shards)
         return asyncio.run(run_shard(job, items, fetcher=fetcher, on_record=progress.update,
                                      on_resume=resumed))
     finally:

@@ -6,6 +6,7 @@ import contextlib
 import gzip
 
 import pytest
+from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -240,7 +241,7 @@ async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
     def broken(body: bytes) -> list[str]:
         raise RuntimeError("parser bug")
 
-    monkeypatch.setattr("pipeline.batch.input.expand.feed_links", broken)
+    monkeypatch.setattr("pipeline.batch.input.documents.feed_links", broken)
     fetcher = FakeFetcher({"https://s.test/feed": rss(["https://s.test/1"]),
                            "https://s.test/map": urlset(["https://s.test/2"])},
                           media_type="application/xml")
@@ -250,3 +251,64 @@ async def test_a_parser_failure_costs_its_document_not_the_walk(monkeypatch):
     assert [(i.url, i.problem_kind if i.problem else None) for i in items] == [
         ("https://s.test/2", None), ("https://s.test/feed", "extract")]
     assert "parser bug" in items[1].problem
+
+
+async def test_max_urls_bounds_a_fanning_index_of_indexes(tmp_path):
+    """Every index lists 40 more indexes (and never a page): with --max-urls 5 the walk
+    fetches at most 5 + --sitemap-depth documents and writes at most 5 records, the
+    records of the documents nested too deep included (before: 8,385 documents and
+    326,441 error records in two minutes, still going)."""
+    gets: list[str] = []
+
+    async def fan(request: web.Request) -> web.Response:
+        if request.method == "GET":
+            gets.append(request.path)
+        name = request.path.removesuffix(".xml")
+        children = [f"http://{request.host}{name}-{n}.xml" for n in range(40)]
+        return web.Response(body=index(children), content_type="application/xml")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", fan)
+    out = tmp_path / "out.jsonl"
+    async with serve(app) as base:
+        code, stderr = await run_cli("--sitemap", f"{base}/i.xml", "--max-urls", "5",
+                                     "-o", str(out), *LOOPBACK, limit=300)
+    assert code == 0, stderr
+    records = read_records(out)
+    assert 0 < len(records) <= 5 and not any(r["ok"] for r in records)
+    assert len(gets) <= 5 + 4 and "stopped at --max-urls 5" in stderr
+
+
+async def test_a_document_that_is_no_sitemap_or_feed_is_always_a_record(tmp_path):
+    """Each says what it is; none yields garbage URLs (before: the lower-case doctype wrote
+    nothing, the others read their bytes as lines of a text sitemap)."""
+    base_of: dict[str, str] = {}
+    page = "http://127.0.0.1:1/page/1"
+    extra = {
+        "/lower.html": (b"<!doctype html><html><body><p>Hi</p></body></html>", "text/html"),
+        "/upper.html": (b"<!DOCTYPE html><html><body><p>Hi</p></body></html>", "text/html"),
+        "/double.xml.gz": (gzip.compress(gzip.compress(urlset([page]))), "application/gzip"),
+        "/utf16.xml": (urlset([page]).decode().replace("UTF-8", "UTF-16").encode("utf-16"),
+                       "application/xml"),
+        "/utf16.txt": (f"{page}\n".encode("utf-16-le"), "text/plain"),
+        "/prose.txt": (b"Hello there\nno address on any line\n", "text/plain"),
+        "/prologue.xml": (b'<?xml version="1.0"?>' + b"\n" * 60 + b"!", "application/xml"),
+    }
+    app, _ = sitemap_site(base_of, extra)
+    out = tmp_path / "out.jsonl"
+    async with serve(app) as base:
+        base_of["base"] = base
+        code, stderr = await run_cli(*(arg for path in extra for arg in ("--sitemap",
+                                                                         base + path)),
+                                     "-o", str(out), *LOOPBACK)
+    assert code == 0, stderr
+    found = {r["url"].removeprefix(base): r["error"] for r in read_records(out)}
+    said = {path: (error["kind"], error["message"]) for path, error in found.items()}
+    assert set(said) == set(extra), said  # one record each, and no page
+    expected = {"/lower.html": "an HTML page", "/upper.html": "an HTML page",
+                "/double.xml.gz": "a gzip file inside the gzip file",
+                "/utf16.xml": "UTF-16", "/utf16.txt": "UTF-16 text without a byte-order mark",
+                "/prose.txt": "none of them an http(s) URL", "/prologue.xml": "neither"}
+    for path, words in expected.items():
+        assert words in said[path][1], (path, said[path])
+    assert {kind for kind, _ in said.values()} <= {"unsupported_type", "decode"}

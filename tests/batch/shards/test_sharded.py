@@ -253,11 +253,11 @@ async def test_a_resume_with_other_settings_is_refused(tmp_path):
         assert code == 0, stderr
         code, stderr = await run_cli(str(urls), "--shard", "1/2", "-o", str(out), "--resume",
                                      "--format", "text", *LOOPBACK)
-    assert code == 2 and "other settings" in stderr
+    assert code == 2 and '--format "markdown" there, "text" here' in stderr
     urls.write_text(urls.read_text() + "http://a.test/more\n")
     code, stderr = await run_cli(str(urls), "--shard", "1/2", "-o", str(out), "--resume",
                                  *LOOPBACK)
-    assert code == 2 and "other input" in stderr
+    assert code == 2 and "another input file" in stderr
 
 
 def test_the_ray_engine_without_ray_is_a_one_line_usage_error(tmp_path, monkeypatch, capsys):
