@@ -35,7 +35,8 @@ SHINGLE_WORDS = 5
 NUM_PERM = 128
 BANDS = 16  # of 8 rows: a pair at Jaccard 0.8 shares a band with probability 0.95
 SEED = 26  # fixed, so a resumed run and merge hash as the first run did
-_LINK_TARGET = re.compile(r"\]\((?:[^()]|\([^()]*\))*\)")  # a level of parentheses inside
+# a link target, one level of parentheses inside; atomic: the choices cannot overlap anyway
+_LINK_TARGET = re.compile(r"\]\((?>(?:[^()]|\([^()]*\))*)\)")
 
 
 def normalized(text: str) -> str:
