@@ -46,7 +46,8 @@ class Summary:
     """What a run did, for the closing line on stderr."""
 
     ok: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)  # "filtered" too: not ok
+    duplicates: int = 0  # records marked duplicate_of (--dedup)
     bytes: int = 0
     skipped: int = 0
     caching: bool = False  # --cache: the closing line counts where records came from
@@ -63,10 +64,21 @@ class Summary:
         return self.ok + sum(self.errors.values())
 
     @property
+    def filtered(self) -> int:
+        """Records a run's own filter withheld (``--lang``, ``--drop-duplicates``): not ok,
+        yet no failure."""
+        return self.errors["filtered"]
+
+    @property
+    def failures(self) -> int:
+        return sum(self.errors.values()) - self.filtered
+
+    @property
     def urls_per_second(self) -> float:
         return self.records / self.elapsed if self.elapsed > 0 else 0.0
 
     def add(self, record: Record) -> None:
+        self.duplicates += record.duplicate_of is not None
         if record.ok:
             self.ok += 1
         else:
@@ -89,6 +101,7 @@ class Summary:
         """Add another run's (a shard's) counts to these."""
         self.ok += other.ok
         self.errors.update(other.errors)
+        self.duplicates += other.duplicates
         self.bytes += other.bytes
         self.skipped += other.skipped
         self.rendered += other.rendered
@@ -96,13 +109,18 @@ class Summary:
         self.failed.extend(other.failed)
 
     def describe(self) -> str:
-        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common())
+        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common()
+                           if kind != "filtered")
         parts = [
             f"{self.records} records in {self.elapsed:.1f}s ({self.urls_per_second:.1f} URLs/s)",
             f"ok {self.ok}",
-            f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
+            f"errors {self.failures}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
+        if self.filtered:
+            parts.insert(2, f"filtered {self.filtered}")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} marked duplicate_of")
         if self.rendered:
             parts.append(f"{self.rendered} rendered in a browser")
         if self.caching:
@@ -132,19 +150,23 @@ class BatchEngine:
     """Runs ``extract`` over input lines and hands each record to ``write``.
 
     ``done`` (resume) names lines to skip; ``on_record`` is told about each written record
-    (progress display). ``stop`` ends the run early: no new lines, a grace period for the
-    ones in flight, then whatever is unfinished is dropped (and left for ``--resume``).
+    (progress display); ``mark`` (``--dedup``) sees each record just before it is written, in
+    the output's order, and may change it. ``stop`` ends the run early: no new lines, a
+    grace period for the ones in flight, then whatever is unfinished is dropped (and left for
+    ``--resume``).
     """
 
     def __init__(self, settings: Settings, extract: Extract, write: Write, *,
                  done: DoneSet | None = None,
                  on_record: Callable[[Record, Summary], None] | None = None,
+                 mark: Callable[[Record], Record] | None = None,
                  grace: float = GRACE_SECONDS) -> None:
         self.settings = settings
         self._extract = extract
         self._write = write
         self._done = done
         self._on_record = on_record
+        self._mark = mark
         self._grace = grace
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._recent: OrderedDict[str, Record] = OrderedDict()
@@ -188,6 +210,8 @@ class BatchEngine:
         return record.model_copy(update={"index": line.index, **(line.extra or {})})
 
     def _emit(self, record: Record) -> None:
+        if self._mark is not None:
+            record = self._mark(record)
         self._write(record)
         self.summary.add(record)
         if self._on_record is not None:
@@ -287,8 +311,10 @@ class BatchEngine:
 
     async def _wind_down(self, pending: dict[asyncio.Task[Record], _Started]) -> None:
         """After a stop: let in-flight work finish for a grace period, drop the rest, and
-        write every finished record (in --ordered mode past the gaps, in input order).
-        Lines still held back by the frontier were never started: left for --resume."""
+        write every finished record (in --ordered mode past the gaps, in input order —
+        except with ``mark``: then the output stays an input-order prefix, so that --resume
+        marks the rest as an uninterrupted run would). Lines still held back by the frontier
+        were never started: left for --resume."""
         done, late = await asyncio.wait(pending, timeout=self._grace)
         for task in late:
             task.cancel()
@@ -298,7 +324,7 @@ class BatchEngine:
             self._finished(task, line, slot)
         pending.clear()
         for slot in self._slots:
-            if slot.record is not None:
+            if slot.record is not None and self._mark is None:
                 self._emit(slot.record)
         self._slots.clear()
 

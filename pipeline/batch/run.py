@@ -14,11 +14,12 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
+from pipeline.batch.dedup import Deduplicator
 from pipeline.batch.engine import BatchEngine, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
 from pipeline.batch.input.documents import in_worker
@@ -28,7 +29,8 @@ from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
 from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
-from pipeline.batch.output.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done
+from pipeline.batch.output.sinks import stored_texts as stored_texts_jsonl
 from pipeline.batch.pool import ProcessRunner
 from pipeline.batch.progress import ProgressBar
 from pipeline.core.errors import PROG, PipelineError, UsageError
@@ -58,6 +60,15 @@ def scan_output(path: str) -> tuple[DoneSet, int]:
         return scan_done(path)
     except OSError as exc:
         raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def stored_texts(path: str | os.PathLike[str]) -> Iterator[StoredText]:
+    """What the records of an earlier run's output say for ``--dedup``, in their order."""
+    if is_parquet(path):
+        from pipeline.batch.output.parquet_sink import stored_texts_parquet
+
+        return stored_texts_parquet(path)
+    return stored_texts_jsonl(path)
 
 
 def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
@@ -122,11 +133,25 @@ def warc_writer(settings: Settings, stem: str) -> WarcWriter | None:
 @dataclass
 class RunOutput:
     """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
-    names the records it held already (``--resume``; None: start afresh)."""
+    names the records it held already (``--resume``; None: start afresh) and ``path`` is
+    where they are (read back by ``--dedup``)."""
 
     write: Callable[[Record], None]
     close: Callable[[], None]
     done: DoneSet | None = None
+    path: str | os.PathLike[str] | None = None
+
+
+def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] | None:
+    """``--dedup``'s marking of each record before it is written, knowing the records the
+    output holds already; None without ``--dedup``."""
+    if settings.dedup == "off":
+        return None
+    deduplicator = Deduplicator(settings.dedup, drop=settings.drop_duplicates)
+    if output.done and output.path is not None:
+        for index, content, original in stored_texts(output.path):
+            deduplicator.remember(index, content, original)
+    return deduplicator.mark
 
 
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
@@ -189,7 +214,7 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                     output.write(record)
             try:
                 engine = BatchEngine(settings, extract, write, done=output.done or None,
-                                     on_record=on_record)
+                                     on_record=on_record, mark=marker(settings, output))
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():
@@ -233,7 +258,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                 progress.shrink(len(done))  # what this run has left to do
                 if not settings.quiet:
                     print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-            return RunOutput(sink.write, sink.close, done)
+            return RunOutput(sink.write, sink.close, done, args.output)
 
         return await extract_items(naming(items, scope), open_output, settings,
                                    registry=registry, fetcher=fetcher,

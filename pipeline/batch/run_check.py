@@ -98,6 +98,27 @@ def check_config(settings: Settings) -> list[str]:
     return resolution.chain
 
 
+def check_corpus(mode: str, settings: Settings) -> None:
+    """``--dedup``, ``--drop-duplicates``, ``--lang`` and language detection: what they
+    need (``UsageError``, ``PipelineError('config')``)."""
+    if settings.languages and not settings.detect_lang:
+        raise UsageError("--lang keeps languages it detects: drop --no-detect-lang")
+    if settings.drop_duplicates and settings.dedup == "off":
+        raise UsageError("--drop-duplicates goes with --dedup exact|near")
+    if settings.drop_duplicates and mode != "plain":
+        raise UsageError("a sharded run marks duplicates within each shard; drop them when "
+                         f"merging: {PROG} merge OUT_DIR --dedup {settings.dedup} "
+                         "--drop-duplicates")
+    if settings.dedup == "near":
+        from pipeline.batch.dedup import require_rensa
+
+        require_rensa()
+    if settings.detect_lang:
+        from pipeline.extract.language import check_installed
+
+        check_installed()
+
+
 def check_run(args: argparse.Namespace, settings: Settings, *,
               injected_fetcher: bool = False) -> str:
     """Every check of a batch run; returns its mode (:func:`run_mode`). Raises
@@ -119,6 +140,7 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
     if args.run_input.format == "warc" and chain != ["native"]:
         raise UsageError("--input-format warc extracts with our own pipeline: drop "
                          f"--extract-backend/--backend ({', '.join(chain)})")
+    check_corpus(mode, settings)
     return mode
 
 

@@ -165,7 +165,7 @@ class NativeExtractor:
                               pdf_time_limit=s.pdf_time_limit,
                               include_comments=s.include_comments,
                               html_extractor=s.html_extractor,
-                              structured_raw=s.structured_raw)
+                              structured_raw=s.structured_raw, detect_lang=s.detect_lang)
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None

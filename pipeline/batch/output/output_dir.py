@@ -30,9 +30,10 @@ MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
 OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor", "html_extractor",
-                   "structured_raw")
-_FLAGS = {"handlers": "handler"}  # a setting whose flag has another name
+                   "instruction", "compress_floor", "html_extractor", "structured_raw",
+                   "detect_lang", "languages", "dedup")
+_FLAGS = {"handlers": "handler", "languages": "lang",  # a setting whose flag has another name
+          "detect_lang": "detect-lang (off: --no-detect-lang)"}
 # The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
 # list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
 _ITEM_FLAGS: dict[str, tuple[str, Any]] = {

@@ -90,7 +90,7 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
         if on_resume is not None and (len(done) or dropped or done.invalid):
             on_resume(done, dropped)
         sink = open_sink(part, append=True)
-        return RunOutput(sink.write, sink.close, done)
+        return RunOutput(sink.write, sink.close, done, part)
 
     stem = part_stem(job.shard, job.output.shards)
     summary = await extract_items(items, open_part, job.settings, registry=registry,
