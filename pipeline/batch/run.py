@@ -36,6 +36,7 @@ from pipeline.batch.progress import ProgressBar
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
+from pipeline.extract.language import load_model
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
@@ -178,7 +179,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
         stop.set()
 
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
-                           on_start_failure=stop_on_start_failure)
+                           on_start_failure=stop_on_start_failure,
+                           warm_up=load_model if settings.detect_lang else None)
     archive = warc_writer(settings, warc_stem) if fetcher is None else None
     async with contextlib.AsyncExitStack() as fetchers:
         expanding = expand is not None and bool(expand.roots)

@@ -52,6 +52,12 @@ def _model() -> Any:
     return fasttext.load_model(str(path))
 
 
+def load_model() -> None:
+    """Load the model now (a worker process does so as it starts; ``config`` error when
+    it is not installed)."""
+    _model()
+
+
 def check_installed() -> None:
     """A ``config`` error (one line) when the model or its reader is not installed; nothing
     is loaded."""
