@@ -24,10 +24,13 @@ from pipeline.fetch.local_files import LocalFiles
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input (see README 'Inputs')")
-    group.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
+    group.add_argument("--input-format", choices=(*INPUT_FORMATS, "warc"), default=None,
                        help="lines: the first field of each line is the URL; csv/tsv (a header "
                        "row) and jsonl: one column is, the others travel as the record's "
-                       "'input'; default: by the file's name (.csv, .tsv, .jsonl), else lines")
+                       "'input'; warc: URLS are WARC files, directories or lists of them, "
+                       "whose response records are extracted without fetching (extra "
+                       "'warc'); default: by the file's name (.csv, .tsv, .jsonl, .warc, "
+                       ".warc.gz), else lines")
     group.add_argument("--url-column", metavar="NAME|N",
                        help="the URL column of a table (N counts from 1); default: the "
                        "column named 'url', else the first")
@@ -93,6 +96,16 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         max_urls=args.max_urls, max_depth=args.sitemap_depth,
         include=_patterns("--include", args.include),
         exclude=_patterns("--exclude", args.exclude), same_host=args.same_host)
+    args.input_note = None
+    if args.input_format is None and str(args.urls).lower().endswith((".warc", ".warc.gz")):
+        args.input_format = "warc"
+        args.input_note = (f"reading {args.urls} as WARC (by its name; --input-format lines "
+                           "reads it as URL lines)")
+    if args.input_format == "warc":
+        return _warc_input(args, expand)
+    if getattr(args, "more_inputs", None):
+        raise UsageError(f"one URL list at a time (several inputs go with --input-format "
+                         f"warc): {args.more_inputs[0]!r}")
     if args.urls is None and not expand.roots:
         raise UsageError("give URLS (a file, '-' for stdin), --sitemap URL or --feed URL")
     if not expand.roots and (args.max_urls is not None or args.include or args.exclude
@@ -115,3 +128,22 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
     if args.urls is not None:
         check_table(args.urls, args.input_format, args.url_column)
     return RunInput(args.urls, args.input_format, args.url_column, expand, local_files)
+
+
+def _warc_input(args: argparse.Namespace, expand: ExpandOptions) -> RunInput:
+    """``--input-format warc``: the paths checked, fastwarc installed."""
+    from pipeline.batch.input.warc_in import WarcRecords
+    from pipeline.batch.output.warc_out import require_fastwarc
+
+    paths = [args.urls, *(getattr(args, "more_inputs", None) or [])]
+    if args.urls in (None, "-"):
+        raise UsageError("--input-format warc reads WARC files, directories or lists of "
+                         "them: give their paths (not stdin)")
+    if expand.roots or args.allow_files is not None or args.url_column is not None:
+        raise UsageError("--input-format warc takes no --sitemap, --feed, --allow-files or "
+                         "--url-column: its URLs are the WARC records'")
+    for path in paths:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file: {path}")
+    require_fastwarc("--input-format warc")
+    return RunInput(args.urls, "warc", None, expand, WarcRecords(), tuple(paths[1:]))

@@ -8,6 +8,7 @@ by the providers, not here.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from pipeline.core.request_options import check_proxy_url, parse_headers
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
 MIN_MAX_CHARS = 50  # a content budget holds the truncation marker and some text
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # ISO 639-1; the detector's 639-3 for a few
 
 
 class Settings(BaseModel):
@@ -120,6 +122,18 @@ class Settings(BaseModel):
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
 
+    # --- corpus building: duplicates and language (docs/dedup-and-language.md)
+    detect_lang: bool = Field(True, description="metadata.detected_lang(_score): the "
+                              "extracted text's language")
+    languages: list[str] = Field(
+        default_factory=list, description="keep only records in these detected languages "
+        "(ISO 639-1); the others become 'filtered' records")
+    dedup: Literal["off", "exact", "near"] = Field(
+        "off", description="mark records whose text an earlier record has (duplicate_of): "
+        "exact (whitespace normalised) or near (MinHash, Jaccard >= 0.8; extra [dedup])")
+    drop_duplicates: bool = Field(False, description="with dedup: a duplicate becomes a "
+                                  "'filtered' record without content")
+
     # --- providers and compressor (see pipeline.providers, pipeline.store.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
     search_backend: list[str] = Field(default_factory=list)
@@ -135,6 +149,14 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    # --- WARC archive of a batch run (see pipeline.batch.output.warc_out)
+    warc_out: str | None = Field(
+        None, description="directory for WARC files of every response the run receives "
+        "(extra [warc])")
+    warc_max_bytes: int = Field(1_000_000_000, ge=1,
+                                description="start the next WARC file once one holds this many "
+                                "bytes")
+
     # --- full-text cache (see pipeline.store.cache)
     cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
     cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")
@@ -142,12 +164,21 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
-                     "allow_proxy_net", "credential_hosts", "credential_headers", mode="before")
+                     "allow_proxy_net", "credential_hosts", "credential_headers", "languages",
+                     mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("languages")
+    @classmethod
+    def _check_languages(cls, value: list[str]) -> list[str]:
+        codes = [code.strip().lower() for code in value]
+        if wrong := [code for code in codes if not _LANGUAGE_CODE.fullmatch(code)]:
+            raise ValueError(f"not a language code (ISO 639-1, e.g. en,de): {', '.join(wrong)}")
+        return list(dict.fromkeys(codes))
 
     @field_validator("headers", mode="before")
     @classmethod

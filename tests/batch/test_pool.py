@@ -17,7 +17,7 @@ from pipeline.batch.pool import ProcessRunner, worker_context
 from pipeline.core.errors import PipelineError
 from pipeline.core.truncate import truncate
 from pipeline.extract.runners import CutDocument, InlineRunner
-from tests.support.faulty_handlers import SPECS
+from tests.support.faulty_handlers import SPECS, slow_start
 
 CTX = HandlerContext(url="http://example.test/", media_type="text/plain")
 
@@ -51,6 +51,13 @@ async def test_hanging_handler_is_killed_and_others_in_flight_are_kept(registry)
         assert caught.value.kind == "extract"
         after = await runner.run(registry.get("echo"), b"fresh worker", CTX)
         assert after.content == "fresh worker"
+
+
+async def test_a_workers_start_up_is_not_charged_to_its_first_document(registry):
+    # the language model loads as a worker starts; a 3 s start-up against a 1 s limit
+    async with ProcessRunner(1, timeout=1.0, specs=SPECS, warm_up=slow_start) as runner:
+        document = await runner.run(registry.get("echo"), b"first", CTX)
+    assert document.content == "first"
 
 
 async def test_dying_worker_does_not_lose_other_documents(registry):

@@ -32,13 +32,16 @@ LINE, REST = "line", "rest"
 class InputItem:
     """One unit of input: its position among the input's URLs, its URL, why it cannot be
     fetched (``problem``, an error of kind ``problem_kind``) when that is clear before any
-    fetch, and record fields that travel with it (``extra``: ``input``, ``source``)."""
+    fetch, record fields that travel with it (``extra``: ``input``, ``source``), and where
+    its response is read from instead of fetching the URL (``locator``: a WARC record's
+    ``PATH@OFFSET``, :mod:`pipeline.batch.input.warc_in`)."""
 
     index: int
     url: str
     problem: str | None = None
     extra: dict[str, Any] | None = None
     problem_kind: ErrorKind = "invalid_url"
+    locator: str | None = None
 
     def to_json(self) -> bytes:
         """One line of a spool file (see :func:`load_items`)."""
@@ -49,6 +52,8 @@ class InputItem:
                 fields["kind"] = self.problem_kind
         if self.extra:
             fields["extra"] = self.extra
+        if self.locator is not None:
+            fields["locator"] = self.locator
         return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
@@ -57,7 +62,8 @@ def load_items(stream: BinaryIO) -> Iterator[InputItem]:
     for line in stream:
         fields = json.loads(line)
         yield InputItem(fields["index"], fields["url"], fields.get("problem"),
-                        fields.get("extra"), fields.get("kind", "invalid_url"))
+                        fields.get("extra"), fields.get("kind", "invalid_url"),
+                        fields.get("locator"))
 
 
 def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str, str | None]]:
