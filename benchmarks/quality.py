@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.readme_block import write_block  # noqa: E402
 from benchmarks.shingle_metric import (  # noqa: E402
     PageScore,
     bootstrap_std,
@@ -49,7 +50,6 @@ from benchmarks.shingle_metric import (  # noqa: E402
 DATASETS = ROOT.parent / "shared" / "datasets"
 SETS = {"news": DATASETS / "article-extraction-benchmark", "modern": DATASETS / "modern-web-dev"}
 DEFAULT_DATASET = SETS["news"]
-MARK_START, MARK_END = "<!-- quality:start -->", "<!-- quality:end -->"
 # The modern set's one "blog" page is an article like the others.
 _TYPE_GROUPS = {"blog": "article"}
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
@@ -426,19 +426,8 @@ def compare(path: Path, results: dict[str, dict[str, list[Result]]],
     return "\n".join(lines)
 
 
-def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md", *,
-                 start: str = MARK_START, end: str = MARK_END,
-                 heading: str = "Extraction quality") -> None:
-    """Put ``text`` between the ``start`` and ``end`` markers (a new section if absent)."""
-    readme = path.read_text(encoding="utf-8")
-    block = f"{start}\n{text}\n{end}"
-    if start in readme and end in readme:
-        head, _, rest = readme.partition(start)
-        _, _, tail = rest.partition(end)
-        readme = head + block + tail
-    else:
-        readme = readme.rstrip("\n") + f"\n\n## {heading}\n\n" + block + "\n"
-    path.write_text(readme, encoding="utf-8")
+def write_readme(text: str, path: Path = ROOT / "benchmarks" / "README.md") -> None:
+    write_block(text, "quality", "## Extraction quality", path)
 
 
 def main(argv: list[str] | None = None) -> int:

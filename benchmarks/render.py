@@ -48,11 +48,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.readme_block import write_block  # noqa: E402
 from benchmarks.shingle_metric import corpus_score, score_page  # noqa: E402
 
 DATASETS = ROOT.parent / "shared" / "datasets"
 SETS = ("article-extraction-benchmark", "modern-web-dev")
-MARK_START, MARK_END = "<!-- render:start -->", "<!-- render:end -->"
 READY = "LISTENING "
 _STRIP = re.compile(rb"<(script|style|iframe|video|audio|object)\b.*?</\1\s*>|"
                     rb"<(?:script|link|img|source|embed|iframe|meta\s+http-equiv)\b[^>]*>",
@@ -483,18 +483,6 @@ async def policy() -> list[str]:
 
 
 # --------------------------------------------------------------------------- report
-def write_readme(text: str) -> None:
-    path = ROOT / "benchmarks" / "README.md"
-    readme = path.read_text(encoding="utf-8")
-    block = f"{MARK_START}\n{text}\n{MARK_END}"
-    if MARK_START in readme:
-        start, end = readme.index(MARK_START), readme.index(MARK_END) + len(MARK_END)
-        readme = readme[:start] + block + readme[end:]
-    else:
-        readme += f"\n## Rendering\n\n{block}\n"
-    path.write_text(readme, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=40, help="pages per dev set (default 40)")
@@ -532,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
             print(section + "\n", flush=True)
             sections.append(section)
     if not args.no_write:
-        write_readme("\n\n".join(sections))
+        write_block("\n\n".join(sections), "render", "## Rendering")
     return 0
 
 

@@ -57,11 +57,10 @@ from benchmarks.quality import (  # noqa: E402
     available,
     command_line_records,
     load_set,
-    write_readme,
 )
+from benchmarks.readme_block import write_block  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "structure_pages"
-MARK_START, MARK_END = "<!-- structure:start -->", "<!-- structure:end -->"
 _WORD = re.compile(r"\w+")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # What a browser starts on a new line (the HTML spec's block-level rendering).
@@ -640,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
         + f"\n\nCommand: `python benchmarks/structure.py{options}`")
     print(report)
     if not args.no_write and not args.dataset:
-        write_readme(report, start=MARK_START, end=MARK_END, heading="Markdown structure")
+        write_block(report, "structure", "## Markdown structure")
     return 0
 
 

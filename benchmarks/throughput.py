@@ -519,14 +519,16 @@ def report(rows: list[Row], limits: list[dict], command: str, cores: int, repeat
     ])
 
 
-def write_readme(section: str) -> None:
+def write_readme(section: str, start: str = START, end: str = END, heading: str = "") -> None:
+    """Put ``section`` between the ``start`` and ``end`` markers of the README (appended,
+    under ``heading``, when they are not there yet)."""
     text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    block = f"{START}\n{section}\n{END}"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1]
+    block = f"{start}\n{section}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
+        text = text.rstrip("\n") + "\n\n" + heading + block + "\n"
     README.write_text(text, encoding="utf-8")
 
 

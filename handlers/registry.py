@@ -53,6 +53,8 @@ class HandlerOptions(Mapping[str, Any]):
     * ``structured_raw``: keep an HTML page's JSON-LD and microdata as declared, bounded, in
       ``metadata.structured_raw`` (``--structured-raw``).
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
+    * ``detect_lang``: a runner adds the text's language to the metadata
+      (:mod:`pipeline.extract.language`); a handler need not.
 
     :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names. It is a
     read-only mapping of the option names, so code written for the old ``dict`` options
@@ -65,6 +67,7 @@ class HandlerOptions(Mapping[str, Any]):
     structured_raw: bool = _setting("structured_raw")
     pdf_max_pages: int = _setting("pdf_max_pages")
     pdf_time_limit: float = _setting("pdf_time_limit")
+    detect_lang: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> HandlerOptions:

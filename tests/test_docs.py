@@ -161,3 +161,43 @@ def test_architecture_maps_every_package_folder():
     folders.add("handlers/")
     assert mapped == folders, (
         f"not mapped: {sorted(folders - mapped)}; gone: {sorted(mapped - folders)}")
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n{title}\n")
+    following = re.search(r"^#{1,3} ", text[start + len(title) + 2:], re.M)
+    return text[start:start + len(title) + 2 + following.start()] if following else text[start:]
+
+
+def test_readmes_install_section_agrees_with_its_top():
+    """The top installs `[test]`; the Install section another set: it says how they relate,
+    and the top's extra gives everything the section's does."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    top = EXTRA.findall(FENCE.search((ROOT / "README.md").read_text(encoding="utf-8"))[1])
+    section = _readme_section("## Install")
+    assert top == ["test"] and "'.[test]'" in section
+    for extra in {e for found in EXTRA.findall(section) for e in found.split(",")}:
+        assert set(extras[extra]) <= set(extras["test"]), extra
+
+
+def test_the_mcp_client_configuration_names_the_venvs_interpreter():
+    import json
+
+    section = _readme_section("### MCP server")
+    [config] = [json.loads(block) for block in FENCE.findall(section)]
+    command = config["mcpServers"]["web"]["command"]
+    assert command.startswith("/") and command.endswith("/.venv/bin/python")
+    assert "print(sys.executable)" in section  # how to find it
+
+
+def test_the_library_limits_are_documented_as_the_code_has_them():
+    from pipeline.agent.kernel import MAX_EXTRACT_URLS
+    from pipeline.core.settings import MIN_MAX_CHARS
+
+    library = " ".join((ROOT / "docs" / "library.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for text in (library, readme):
+        assert f"at most {MAX_EXTRACT_URLS} URLs" in text
+        assert f"`max_chars` is at least {MIN_MAX_CHARS}" in text

@@ -43,7 +43,7 @@ from pipeline.core.models import (
     SearchResponse,
     SearchResult,
 )
-from pipeline.core.settings import Settings, load_settings
+from pipeline.core.settings import MIN_MAX_CHARS, Settings, load_settings
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.providers.base import SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
@@ -108,7 +108,7 @@ class ExtractArgs(BaseModel):
     urls: list[str] = Field(min_length=1, max_length=MAX_EXTRACT_URLS,
                             description="absolute http(s) URLs to read")
     format: OutputFormat | None = Field(None, description="markdown (default) or text")
-    max_chars: int | None = Field(None, ge=50, le=10_000_000,
+    max_chars: int | None = Field(None, ge=MIN_MAX_CHARS, le=10_000_000,
                                   description="content budget per URL, marker included")
     compress: bool | None = Field(None, description="summarise long pages with the "
                                   "configured compressor model")

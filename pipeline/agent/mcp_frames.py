@@ -1,17 +1,23 @@
-"""A second chance for MCP frames the SDK's stdio transport could not parse.
+"""A second chance for MCP frames the SDK's stdio transport could not parse, and an answer
+for every request among the rest.
 
 The transport parses each line with pydantic's strict JSON parser, which refuses a lone
-surrogate escape (``"\\ud800"``, valid JSON for Python's own parser). It then hands the
-server the error instead of a message, and the server drops it: the client waits for an
-answer for ever. :class:`LenientFrames` wraps the transport's read stream and parses such a
-line again with :mod:`json`, lone surrogates turned into U+FFFD (so the answer, which may
-quote them, can be encoded). Anything still not a JSON-RPC message passes on as it came.
-Imported only with the ``mcp`` extra.
+surrogate escape (``"\\ud800"``, valid JSON for Python's own parser) and anything nested
+more than a few hundred levels deep. It then hands the server the error instead of a
+message, and the server drops it: the client waits for an answer for ever. So does a frame
+that is JSON but no JSON-RPC message (``"params": "str"``). :class:`LenientFrames` wraps the
+transport's read stream: such a line is parsed again with :mod:`json`, lone surrogates turned
+into U+FFFD (so the answer, which may quote them, can be encoded); a frame that still is no
+message but carries an ``id`` gets a JSON-RPC error answer (that id, or null when the id
+itself is unusable), written straight to the transport. Imported only with the ``mcp`` extra.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
+from collections.abc import Callable
 from contextvars import Context
 from typing import Any, Self
 
@@ -21,8 +27,19 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from pipeline.agent.rendering import encodable
+from pipeline.core.errors import sanitize_message
 
 Item = SessionMessage | Exception
+log = logging.getLogger(__name__)
+
+_STRUCTURE = re.compile(r'["{}\[\]]')
+_DECODER = json.JSONDecoder()
+# json's own string scanner (C): (the string, the position after it); typeshed omits it
+scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+# What a frame's parts must be, in the words of a JSON-RPC error (pydantic's error types).
+_PROBLEMS = {"dict_type": "must be an object", "model_type": "must be an object",
+             "string_type": "must be a string", "missing": "is missing",
+             "literal_error": "has a value not allowed here"}
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -35,36 +52,138 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def second_chance(item: Item) -> Item:
-    """``item``, or the message its line holds when only the strict JSON parser refused it."""
+def _skip(line: str, position: int) -> int:
+    """Where the JSON whitespace at ``position`` ends."""
+    while position < len(line) and line[position] in " \t\n\r":
+        position += 1
+    return position
+
+
+def _after_a_separator(line: str, position: int) -> bool:
+    """Whether the string starting at ``position`` follows ``{`` or ``,``: an object's key."""
+    position -= 1
+    while position >= 0 and line[position] in " \t\n\r":
+        position -= 1
+    return position >= 0 and line[position] in "{,"
+
+
+def frame_id(line: str) -> tuple[bool, object]:
+    """Whether the JSON object ``line`` holds has an ``"id"`` member, and its value (None
+    when that is not a scalar). Read without recursion, so no depth of the other members
+    (nor a syntax error after the id) hides it."""
+    start = _skip(line, 0)
+    if not line.startswith("{", start):
+        return False, None
+    depth, position = 0, start
+    while (found := _STRUCTURE.search(line, position)) is not None:
+        mark, position = found.group(), found.end()
+        if mark == '"':
+            try:
+                text, position = scanstring(line, position)
+            except ValueError:  # an unterminated string or a bad escape: nothing follows
+                return False, None
+            if depth == 1 and text == "id" and _after_a_separator(line, found.start()):
+                colon = _skip(line, position)
+                if not line.startswith(":", colon):
+                    return False, None
+                try:
+                    value, _ = _DECODER.raw_decode(line, _skip(line, colon + 1))
+                except (ValueError, RecursionError):
+                    return True, None
+                return True, value if not isinstance(value, (dict, list)) else None
+        elif mark in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                break
+    return False, None
+
+
+def _described(errors: list[Any]) -> str:
+    """What makes a frame no request, from pydantic's errors for the request branch."""
+    problems = [f"{e['loc'][1]} " + (_PROBLEMS.get(e["type"], "is not valid")
+                                     if len(e["loc"]) == 2 else "is not valid")
+                for e in errors if e["loc"][:1] == ("JSONRPCRequest",) and len(e["loc"]) > 1]
+    return "; ".join(dict.fromkeys(problems)) or "not a JSON-RPC request"
+
+
+def _refusal(frame: dict[str, Any] | None, line: str | None, code: int,
+             message: str) -> types.JSONRPCError | None:
+    """The error answer to a frame that carries an id (None: it carries none)."""
+    if frame is not None:
+        has_id, value = "id" in frame, frame.get("id")
+    elif line is not None:
+        has_id, value = frame_id(line)
+    else:
+        return None
+    if not has_id:
+        return None
+    answer_to: int | str | None = None  # an id of no JSON-RPC type is answered as null
+    if isinstance(value, str):
+        answer_to = encodable(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        answer_to = value
+    return types.JSONRPCError(jsonrpc="2.0", id=answer_to,
+                              error=types.ErrorData(code=code, message=message))
+
+
+def second_chance(item: Item) -> Item | types.JSONRPCError | None:
+    """``item``; or the message its line holds when only the strict JSON parser refused it;
+    or the error answer owed to a frame that is no message but carries an id; or None for
+    a frame that is neither (no id: nobody waits for an answer)."""
     if not isinstance(item, ValidationError):
         return item
     errors = item.errors()
-    line = errors[0].get("input") if errors and errors[0]["type"] == "json_invalid" else None
+    if not errors:
+        return item
+    if errors[0]["type"] != "json_invalid":  # JSON, but no JSON-RPC message
+        # a required member missing from a branch's model: its error quotes the whole frame
+        frame = next((e["input"] for e in errors if e["type"] == "missing"
+                      and len(e["loc"]) == 2 and isinstance(e.get("input"), dict)), None)
+        return _refusal(frame, None, types.INVALID_REQUEST,
+                        f"Invalid request: {_described(errors)}")
+    line = errors[0].get("input")
     if not isinstance(line, str):
         return item
     try:
         data = json.loads(line)
-        message = types.jsonrpc_message_adapter.validate_python(_without_surrogates(data),
-                                                                by_name=False)
-    except (ValueError, RecursionError):  # ValidationError is a ValueError
-        return item
-    return SessionMessage(message)
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(
+            _without_surrogates(data), by_name=False))
+    except RecursionError:
+        return _refusal(None, line, types.INVALID_REQUEST, "Invalid request: nested too deeply")
+    except ValidationError as exc:
+        frame = data if isinstance(data, dict) else None
+        return _refusal(frame, None, types.INVALID_REQUEST,
+                        f"Invalid request: {_described(exc.errors())}")
+    except ValueError as exc:  # not JSON at all
+        return _refusal(None, line, types.PARSE_ERROR,
+                        f"Parse error: {sanitize_message(exc, 120)}")
 
 
 class LenientFrames:
     """The transport's read stream (same interface, the sender's context passed through),
-    each item given :func:`second_chance`."""
+    each item given :func:`second_chance`; the error answers it owes go to ``answers``
+    (the transport's write stream) and the server never sees their frames."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, answers: Any) -> None:
         self._inner = inner
+        self._answers = answers
 
     @property
     def last_context(self) -> Context | None:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> Item:
-        return second_chance(await self._inner.receive())
+        while True:
+            item = second_chance(await self._inner.receive())
+            if isinstance(item, types.JSONRPCError):
+                log.warning("answered a malformed frame: %s", item.error.message)
+                await self._answers.send(SessionMessage(item))
+            elif item is None:
+                log.warning("dropped a malformed frame without an id")
+            else:
+                return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()

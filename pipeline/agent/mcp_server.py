@@ -9,8 +9,10 @@ logs go to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from pipeline.agent.tools import ToolSpec, answer, unknown_tool
@@ -29,10 +31,13 @@ log = logging.getLogger(__name__)
 
 
 def build_server(
-    specs: Sequence[ToolSpec], settings: Settings | None = None, *, untrusted: bool = True
+    specs: Sequence[ToolSpec], settings: Settings | None = None, *, untrusted: bool = True,
+    holds: Sequence[AbstractAsyncContextManager[Any]] = (),
 ) -> Server[Any]:
     """A low-level MCP ``Server`` exposing ``specs``; raises ``ModuleNotFoundError`` when the
-    SDK is missing. Tool failures are answers (``isError``), never protocol errors."""
+    SDK is missing. Tool failures are answers (``isError``), never protocol errors. ``holds``
+    are entered when the server starts serving and left when it stops (what its calls
+    share: :func:`web_server`'s fetcher)."""
     from mcp import types
     from mcp.server.lowlevel import Server
 
@@ -65,15 +70,36 @@ def build_server(
             content=[types.TextContent(type="text", text=text)], is_error=failed
         )
 
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with contextlib.AsyncExitStack() as stack:
+            for held in holds:
+                await stack.enter_async_context(held)
+            yield {}
+
     from pipeline import __version__
 
     return Server(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def web_server(settings: Settings, *, untrusted: bool = True) -> Server[Any]:
+    """The server of ``python -m pipeline mcp``: ``web_search`` and ``web_extract`` with
+    ``settings``, every call fetching through the server's one
+    :class:`~pipeline.agent.shared_fetch.SharedFetcher` (per-host limits, rate, pauses and
+    robots.txt are the server's, not each call's)."""
+    from pipeline.agent.shared_fetch import SharedFetcher
+    from pipeline.agent.tools import web_tools
+
+    shared = SharedFetcher(settings)
+    return build_server(web_tools(shared.registry), settings, untrusted=untrusted,
+                        holds=[shared])
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -83,5 +109,5 @@ async def serve_stdio(server: Server[Any]) -> None:
     from pipeline.agent.mcp_frames import LenientFrames
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(LenientFrames(read_stream), write_stream,
+        await server.run(LenientFrames(read_stream, write_stream), write_stream,
                          server.create_initialization_options())

@@ -8,6 +8,7 @@ the envelope's delimiters is neutralised so a page cannot close the envelope ear
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 
@@ -97,11 +98,18 @@ def _render_record(record: Record, untrusted: bool) -> str:
     page = f"## {title}\nSource: {source}\n\n{record.content or ''}"
     text = _wrap(page, untrusted)
     if record.truncated and record.next_offset is not None:
-        text += (
-            f"\n\n(Truncated: call web_extract with url=\"{record.url}\" and "
-            f"offset={record.next_offset} to read on.)"
-        )
+        text += f"\n\n(Truncated: to read on, call web_extract with {read_on(record)}.)"
     return text
+
+
+def read_on(record: Record) -> str:
+    """The arguments of the ``web_extract`` call that reads the window after ``record``'s,
+    as the JSON object a model sends: the same URL and format, the next offset."""
+    arguments: dict[str, object] = {"urls": [record.url]}
+    if record.format is not None:
+        arguments["format"] = record.format
+    arguments["offset"] = record.next_offset
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def render_extract(response: ExtractResponse, *, untrusted: bool = False) -> str:

@@ -24,7 +24,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -32,6 +32,9 @@ from pipeline.agent.rendering import encodable, error_sentence, render
 from pipeline.core.errors import PipelineError, describe_validation
 from pipeline.core.models import ExtractResponse, SearchResponse
 from pipeline.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pipeline.providers.registry import Registry
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 FLAVORS: tuple[Flavor, ...] = ("openai_chat", "openai_responses", "anthropic", "mcp")
@@ -243,21 +246,23 @@ EXTRACT_DESCRIPTION = (
 _HIDDEN = ("backend", "settings", "compress", "instruction")
 
 
-def web_tools() -> list[ToolSpec]:
-    """The ``web_search`` and ``web_extract`` tools, running the library's kernel."""
+def web_tools(registry: Registry | None = None) -> list[ToolSpec]:
+    """The ``web_search`` and ``web_extract`` tools, running the library's kernel with
+    ``registry``'s providers (default: the process-wide registry; a
+    :class:`~pipeline.agent.shared_fetch.SharedFetcher`'s shares one fetcher among calls)."""
     from pipeline.agent import (
         kernel as web,  # here, not at the top: keeps `import pipeline.agent.tools` light
     )
 
     async def search(args: BaseModel, settings: Settings | None) -> Response:
-        return await web.web_search(**_fields(args), settings=settings)
+        return await web.web_search(**_fields(args), settings=settings, registry=registry)
 
     async def extract(args: BaseModel, settings: Settings | None) -> Response:
         fields = _fields(args)
         ceiling = (settings or load_settings()).max_chars
         # The operator's budget is a ceiling: a model may ask for less, never for more.
         fields["max_chars"] = min(fields.get("max_chars") or ceiling, ceiling)
-        return await web.web_extract(**fields, settings=settings)
+        return await web.web_extract(**fields, settings=settings, registry=registry)
 
     return [
         ToolSpec("web_search", SEARCH_DESCRIPTION, web.SearchArgs, search, _hidden(web.SearchArgs)),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pipeline.batch.frontier import HostFrontier, host_key
-from pipeline.batch.input.items import InputItem
+from pipeline.batch.input.items import LINE, REST, InputItem
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
@@ -40,13 +40,16 @@ T = TypeVar("T")
 Extract = Callable[[str], Awaitable[Record]]
 Write = Callable[[Record], None]
 
+LINE_INPUT = frozenset({LINE, REST})  # the input of a URL line with text after its URL
+
 
 @dataclass
 class Summary:
     """What a run did, for the closing line on stderr."""
 
     ok: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)  # "filtered" too: not ok
+    duplicates: int = 0  # records marked duplicate_of (--dedup)
     bytes: int = 0
     skipped: int = 0
     caching: bool = False  # --cache: the closing line counts where records came from
@@ -56,6 +59,7 @@ class Summary:
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
     way_out: str | None = None  # the flags that open the first refused address
+    with_rest: int = 0  # URL lines with text after the URL (kept as the record's input)
     rendered: int = 0  # records whose page a browser rendered (--render)
 
     @property
@@ -63,10 +67,23 @@ class Summary:
         return self.ok + sum(self.errors.values())
 
     @property
+    def filtered(self) -> int:
+        """Records a run's own filter withheld (``--lang``, ``--drop-duplicates``): not ok,
+        yet no failure."""
+        return self.errors["filtered"]
+
+    @property
+    def failures(self) -> int:
+        return sum(self.errors.values()) - self.filtered
+
+    @property
     def urls_per_second(self) -> float:
         return self.records / self.elapsed if self.elapsed > 0 else 0.0
 
     def add(self, record: Record) -> None:
+        if record.input is not None and record.input.keys() == LINE_INPUT:
+            self.with_rest += 1
+        self.duplicates += record.duplicate_of is not None
         if record.ok:
             self.ok += 1
         else:
@@ -89,20 +106,27 @@ class Summary:
         """Add another run's (a shard's) counts to these."""
         self.ok += other.ok
         self.errors.update(other.errors)
+        self.duplicates += other.duplicates
         self.bytes += other.bytes
         self.skipped += other.skipped
+        self.with_rest += other.with_rest
         self.rendered += other.rendered
         self.interrupted |= other.interrupted
         self.failed.extend(other.failed)
 
     def describe(self) -> str:
-        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common())
+        errors = ", ".join(f"{kind} {count}" for kind, count in self.errors.most_common()
+                           if kind != "filtered")
         parts = [
             f"{self.records} records in {self.elapsed:.1f}s ({self.urls_per_second:.1f} URLs/s)",
             f"ok {self.ok}",
-            f"errors {sum(self.errors.values())}" + (f" ({errors})" if errors else ""),
+            f"errors {self.failures}" + (f" ({errors})" if errors else ""),
             f"{self.bytes / 1e6:.1f} MB read",
         ]
+        if self.filtered:
+            parts.insert(2, f"filtered {self.filtered}")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} marked duplicate_of")
         if self.rendered:
             parts.append(f"{self.rendered} rendered in a browser")
         if self.caching:
@@ -110,6 +134,8 @@ class Summary:
                          f"revalidated, {self.cache['fetched']} fetched")
         if self.skipped:
             parts.append(f"{self.skipped} already done (resume)")
+        if self.with_rest:
+            parts.append(f"{self.with_rest} lines with text after the URL (kept as input.rest)")
         if self.way_out:
             parts.append(f"to fetch refused addresses: {self.way_out}")
         return "; ".join(parts)
@@ -132,19 +158,23 @@ class BatchEngine:
     """Runs ``extract`` over input lines and hands each record to ``write``.
 
     ``done`` (resume) names lines to skip; ``on_record`` is told about each written record
-    (progress display). ``stop`` ends the run early: no new lines, a grace period for the
-    ones in flight, then whatever is unfinished is dropped (and left for ``--resume``).
+    (progress display); ``mark`` (``--dedup``) sees each record just before it is written, in
+    the output's order, and may change it. ``stop`` ends the run early: no new lines, a
+    grace period for the ones in flight, then whatever is unfinished is dropped (and left for
+    ``--resume``).
     """
 
     def __init__(self, settings: Settings, extract: Extract, write: Write, *,
                  done: DoneSet | None = None,
                  on_record: Callable[[Record, Summary], None] | None = None,
+                 mark: Callable[[Record], Record] | None = None,
                  grace: float = GRACE_SECONDS) -> None:
         self.settings = settings
         self._extract = extract
         self._write = write
         self._done = done
         self._on_record = on_record
+        self._mark = mark
         self._grace = grace
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._recent: OrderedDict[str, Record] = OrderedDict()
@@ -180,10 +210,16 @@ class BatchEngine:
         if line.problem is not None:
             error = ErrorInfo(kind=line.problem_kind, message=line.problem)
             return Record.failure(line.url, error, index=line.index, **(line.extra or {}))
+        if line.locator is not None:  # read from where it is stored, under its own URL
+            record = await self._extract(line.locator)
+            return record.model_copy(update={"url": line.url, "index": line.index,
+                                             **(line.extra or {})})
         record = await self._fetch_once(line.url)
         return record.model_copy(update={"index": line.index, **(line.extra or {})})
 
     def _emit(self, record: Record) -> None:
+        if self._mark is not None:
+            record = self._mark(record)
         self._write(record)
         self.summary.add(record)
         if self._on_record is not None:
@@ -263,7 +299,8 @@ class BatchEngine:
                     slot = _Slot() if ordered else None
                     if slot is not None:
                         self._slots.append(slot)
-                    key = host_key(line.url) if keyed and line.problem is None else None
+                    key = (host_key(line.url) if keyed and line.problem is None
+                           and line.locator is None else None)
                     started = (line, slot, key)
                     if frontier.offer(key, started):
                         start(started)
@@ -282,8 +319,10 @@ class BatchEngine:
 
     async def _wind_down(self, pending: dict[asyncio.Task[Record], _Started]) -> None:
         """After a stop: let in-flight work finish for a grace period, drop the rest, and
-        write every finished record (in --ordered mode past the gaps, in input order).
-        Lines still held back by the frontier were never started: left for --resume."""
+        write every finished record (in --ordered mode past the gaps, in input order —
+        except with ``mark``: then the output stays an input-order prefix, so that --resume
+        marks the rest as an uninterrupted run would). Lines still held back by the frontier
+        were never started: left for --resume."""
         done, late = await asyncio.wait(pending, timeout=self._grace)
         for task in late:
             task.cancel()
@@ -293,7 +332,7 @@ class BatchEngine:
             self._finished(task, line, slot)
         pending.clear()
         for slot in self._slots:
-            if slot.record is not None:
+            if slot.record is not None and self._mark is None:
                 self._emit(slot.record)
         self._slots.clear()
 

@@ -1,7 +1,8 @@
 """The batch command's view of providers and the compressor: one ``extract(url) -> Record``
 callable for :class:`pipeline.batch.engine.BatchEngine`, honouring ``--extract-backend`` /
 ``backend`` (with failover), ``--cache DIR`` (with revalidation when the extraction is
-our own: :mod:`pipeline.batch.cached`) and ``--compress``.
+our own: :mod:`pipeline.batch.cached`), ``--lang`` (:mod:`pipeline.batch.language_filter`)
+and ``--compress``.
 
 When the selection is just our own pipeline and nothing is compressed, the engine gets the
 native extractor's own ``extract_one`` (no extra layer on the hot path).
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pipeline.batch.cached import cached_extract, revalidating_extract
+from pipeline.batch.language_filter import language_filtered
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
@@ -93,4 +95,8 @@ async def batch_extract(settings: Settings, native: Any, *,
             extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
             if cache.enabled:
                 extract = cached_extract(extract, cache, settings, backends=extractor.chain.names)
+        # our handlers detect the language themselves; records from elsewhere are labelled here
+        foreign = cache.enabled or extractor.chain.names != ["native"]
+        if settings.languages or (settings.detect_lang and foreign):
+            extract = language_filtered(extract, settings)  # before paying the compressor
         yield compressing(extract, compressor, settings) if compressor is not None else extract

@@ -100,12 +100,14 @@ class ProcessRunner:
 
     def __init__(self, size: int, timeout: float, specs: tuple[str, ...] = (), *,
                  on_start_failure: Callable[[PipelineError], None] | None = None,
-                 start_method: str | None = None) -> None:
+                 start_method: str | None = None,
+                 warm_up: Callable[[], object] | None = None) -> None:
         self.size = size
         self.timeout = timeout
         self.specs = tuple(specs)
         self.on_start_failure = on_start_failure
         self._start_method = start_method
+        self._warm_up = warm_up  # run by each worker as it starts, before its first document
         self._known = build_registry(self.specs)  # what the workers will have
         self._pool: ProcessPool | None = None
         self._starting: asyncio.Future[ProcessPool] | None = None
@@ -124,7 +126,8 @@ class ProcessRunner:
 
         context = (multiprocessing.get_context(self._start_method) if self._start_method
                    else worker_context(self.specs))
-        pool = ProcessPool(max_workers=self.size, context=context)
+        # a worker's start-up cost (a model to load) is not charged to its first document
+        pool = ProcessPool(max_workers=self.size, context=context, initializer=self._warm_up)
         if not pool.active:  # starts the workers: the caller runs this in a thread
             raise RuntimeError("the pool stopped as it started")
         return pool

@@ -27,8 +27,9 @@ class ProgressBar:
 
     def advance(self, records: int, summary: Summary) -> None:
         if self._bar is not None:
+            filtered = f" filtered={summary.filtered}" if summary.filtered else ""
             self._bar.set_postfix_str(
-                f"ok={summary.ok} errors={sum(summary.errors.values())}", refresh=False
+                f"ok={summary.ok} errors={summary.failures}{filtered}", refresh=False
             )
             self._bar.update(records)
 

@@ -14,11 +14,12 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
+from pipeline.batch.dedup import Deduplicator
 from pipeline.batch.engine import BatchEngine, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
 from pipeline.batch.input.documents import in_worker
@@ -26,21 +27,25 @@ from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
+from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
-from pipeline.batch.output.sinks import DoneSet, JsonlSink, scan_done
+from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done
+from pipeline.batch.output.sinks import stored_texts as stored_texts_jsonl
 from pipeline.batch.pool import ProcessRunner
 from pipeline.batch.progress import ProgressBar
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
+from pipeline.extract.language import load_model
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalSource
 
 if TYPE_CHECKING:
     from pipeline.batch.output.parquet_sink import ParquetSink
+    from pipeline.batch.output.warc_out import WarcWriter
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 OnRecord = Callable[[Record, Summary], None]
@@ -56,6 +61,15 @@ def scan_output(path: str) -> tuple[DoneSet, int]:
         return scan_done(path)
     except OSError as exc:
         raise UsageError(f"cannot resume from {path}: {exc.strerror}") from exc
+
+
+def stored_texts(path: str | os.PathLike[str]) -> Iterator[StoredText]:
+    """What the records of an earlier run's output say for ``--dedup``, in their order."""
+    if is_parquet(path):
+        from pipeline.batch.output.parquet_sink import stored_texts_parquet
+
+        return stored_texts_parquet(path)
+    return stored_texts_jsonl(path)
 
 
 def resuming(path: str | os.PathLike[str], done: DoneSet, dropped: int) -> str:
@@ -102,14 +116,43 @@ def _install_stop(stop: asyncio.Event, signals: Iterable[int]) -> Callable[[], N
     return undo
 
 
+PLAIN_STEM = part_stem(0, 1)  # a plain run's WARC files are those of part 0 of 1
+
+
+def warc_writer(settings: Settings, stem: str) -> WarcWriter | None:
+    """The WARC writer of ``--warc-out`` for the files named ``stem`` (None without it);
+    not opened yet."""
+    if settings.warc_out is None:
+        return None
+    from pipeline.batch.output.warc_out import WarcWriter
+
+    robots = "obey" if settings.robots else "ignore"
+    return WarcWriter(settings.warc_out, stem, max_bytes=settings.warc_max_bytes,
+                      info={"robots": robots, "http-header-user-agent": settings.user_agent})
+
+
 @dataclass
 class RunOutput:
     """An opened output: ``write`` takes each record, ``close`` ends the output, ``done``
-    names the records it held already (``--resume``; None: start afresh)."""
+    names the records it held already (``--resume``; None: start afresh) and ``path`` is
+    where they are (read back by ``--dedup``)."""
 
     write: Callable[[Record], None]
     close: Callable[[], None]
     done: DoneSet | None = None
+    path: str | os.PathLike[str] | None = None
+
+
+def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] | None:
+    """``--dedup``'s marking of each record before it is written, knowing the records the
+    output holds already; None without ``--dedup``."""
+    if settings.dedup == "off":
+        return None
+    deduplicator = Deduplicator(settings.dedup, drop=settings.drop_duplicates)
+    if output.done and output.path is not None:
+        for index, content, original in stored_texts(output.path):
+            deduplicator.remember(index, content, original)
+    return deduplicator.mark
 
 
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
@@ -117,14 +160,17 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
                         signals: Iterable[int] = STOP_SIGNALS,
                         expand: ExpandOptions | None = None,
-                        local_files: LocalFiles | None = None,
-                        credential_scope: CredentialScope | None = None) -> Summary:
+                        local_files: LocalSource | None = None,
+                        credential_scope: CredentialScope | None = None,
+                        warc_stem: str = PLAIN_STEM) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
-    compressor are open: what they find wrong costs the output nothing. Credentials go
-    only to what ``credential_scope`` allows (None: every URL). Raises
-    ``PipelineError('config')`` when the handler workers cannot start."""
+    compressor are open: what they find wrong costs the output nothing; with
+    ``--warc-out`` the WARC files named ``warc_stem`` open (and are repaired) right after
+    it. Credentials go only to what ``credential_scope`` allows (None: every URL). Raises
+    ``PipelineError('config')`` when the handler workers cannot start, and the WARC
+    writer's ``OutputError`` before the first record after a failed WARC write."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -133,17 +179,20 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
         stop.set()
 
     runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
-                           on_start_failure=stop_on_start_failure)
+                           on_start_failure=stop_on_start_failure,
+                           warm_up=load_model if settings.detect_lang else None)
+    archive = warc_writer(settings, warc_stem) if fetcher is None else None
     async with contextlib.AsyncExitStack() as fetchers:
         expanding = expand is not None and bool(expand.roots)
         documents = fetcher  # an injected fetcher serves the documents too
-        if fetcher is None and (expanding or credential_scope is not None):
+        if fetcher is None and (expanding or credential_scope is not None
+                                or archive is not None):
             fetcher = await fetchers.enter_async_context(HttpFetcher(
                 settings, early_reject=registry.rejects_early,
-                credential_scope=credential_scope))
+                credential_scope=credential_scope, archive=archive))
             if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
-                    document_fetcher(settings, fetcher.gate, credential_scope))
+                    document_fetcher(settings, fetcher.gate, credential_scope, archive))
         expander = None
         if expanding:
             assert expand is not None and documents is not None
@@ -153,9 +202,21 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
             output = open_output()
+            write = output.write
+            if archive is not None:
+                fetchers.callback(archive.close)
+                try:
+                    archive.open()
+                except BaseException:
+                    output.close()
+                    raise
+
+                def write(record: Record, archive: WarcWriter = archive) -> None:
+                    archive.raise_failure()  # no record after a response the WARC lacks
+                    output.write(record)
             try:
-                engine = BatchEngine(settings, extract, output.write, done=output.done or None,
-                                     on_record=on_record)
+                engine = BatchEngine(settings, extract, write, done=output.done or None,
+                                     on_record=on_record, mark=marker(settings, output))
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():
@@ -163,6 +224,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                             summary = await engine.run(batches, stop)
                 finally:
                     undo()
+                if archive is not None:
+                    archive.raise_failure()
             finally:
                 output.close()
     if start_failures:
@@ -185,6 +248,11 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
         progress = ProgressBar(run_input.count() if show else None, enabled=show)
         cleanup.callback(progress.close)
 
+        if settings.warc_out is not None and args.overwrite:
+            from pipeline.batch.output.warc_out import clear_warc_files
+
+            clear_warc_files(settings.warc_out, PLAIN_STEM)
+
         def open_output() -> RunOutput:
             done, dropped = scan_output(args.output) if args.resume else (None, 0)
             sink = open_sink(args.output, append=args.resume)
@@ -192,7 +260,7 @@ async def run_batch(args: argparse.Namespace, settings: Settings, *,
                 progress.shrink(len(done))  # what this run has left to do
                 if not settings.quiet:
                     print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-            return RunOutput(sink.write, sink.close, done)
+            return RunOutput(sink.write, sink.close, done, args.output)
 
         return await extract_items(naming(items, scope), open_output, settings,
                                    registry=registry, fetcher=fetcher,

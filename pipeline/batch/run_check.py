@@ -43,7 +43,19 @@ def run_mode(args: argparse.Namespace, settings: Settings) -> str:
     if mode != "plain" and not args.output:
         raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
                          "writes a directory: give -o OUT_DIR")
+    if mode != "plain" and looks_like_a_file(args.output):
+        raise UsageError(f"a sharded run writes a directory of parts, and {args.output} names "
+                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {args.output}")
     return mode
+
+
+# Names a sharded run's directory should not have: they promise one file of records.
+FILE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".txt", ".csv", ".tsv", ".gz")
+
+
+def looks_like_a_file(path: str) -> bool:
+    """A new output named like a file (``out.jsonl``); what exists is judged as it is."""
+    return path.lower().endswith(FILE_SUFFIXES) and not os.path.exists(path)
 
 
 def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:
@@ -68,10 +80,11 @@ def check_input(path: str | None) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def check_config(settings: Settings) -> None:
+def check_config(settings: Settings) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers, the compressor and the browser
-    (``PipelineError('config')``). Nothing is opened or contacted."""
+    (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
+    contacted."""
     from pipeline.batch.extract_stage import compressor_config
     from pipeline.extract.native import load_registry
     from pipeline.fetch.policy import NetworkPolicy
@@ -85,7 +98,8 @@ def check_config(settings: Settings) -> None:
         from pipeline.fetch.cookies import CookieFile
 
         CookieFile.load(settings.cookie_file)
-    for warning in default_registry().resolve("extract", settings).warnings:
+    resolution = default_registry().resolve("extract", settings)
+    for warning in resolution.warnings:
         if not settings.quiet:
             print(f"{PROG}: warning: {warning}", file=sys.stderr)
     compressor_config(settings)
@@ -93,6 +107,28 @@ def check_config(settings: Settings) -> None:
         from pipeline.browser.locate import check_rendering
 
         check_rendering(settings)
+    return resolution.chain
+
+
+def check_corpus(mode: str, settings: Settings) -> None:
+    """``--dedup``, ``--drop-duplicates``, ``--lang`` and language detection: what they
+    need (``UsageError``, ``PipelineError('config')``)."""
+    if settings.languages and not settings.detect_lang:
+        raise UsageError("--lang keeps languages it detects: drop --no-detect-lang")
+    if settings.drop_duplicates and settings.dedup == "off":
+        raise UsageError("--drop-duplicates goes with --dedup exact|near")
+    if settings.drop_duplicates and mode != "plain":
+        raise UsageError("a sharded run marks duplicates within each shard; drop them when "
+                         f"merging: {PROG} merge OUT_DIR --dedup {settings.dedup} "
+                         "--drop-duplicates")
+    if settings.dedup == "near":
+        from pipeline.batch.dedup import require_rensa
+
+        require_rensa()
+    if settings.detect_lang:
+        from pipeline.extract.language import check_installed
+
+        check_installed()
 
 
 def check_run(args: argparse.Namespace, settings: Settings, *,
@@ -103,8 +139,43 @@ def check_run(args: argparse.Namespace, settings: Settings, *,
     if injected_fetcher and mode in ("processes", "ray"):
         raise UsageError("an injected fetcher works in this process only (no --processes, "
                          "no --engine ray)")
-    check_input(args.urls)
+    if args.run_input.format != "warc":  # its paths (directories too) were checked
+        check_input(args.urls)
     check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
                  overwrite=args.overwrite)
-    check_config(settings)
+    if settings.warc_out is not None:
+        check_warc(mode, args, settings, injected_fetcher=injected_fetcher)
+    if args.run_input.format == "warc" and settings.render != "never":
+        raise UsageError("--input-format warc makes no request, and a rendered page loads "
+                         f"its scripts from the network: drop --render {settings.render}")
+    chain = check_config(settings)
+    if args.run_input.format == "warc" and chain != ["native"]:
+        raise UsageError("--input-format warc extracts with our own pipeline: drop "
+                         f"--extract-backend/--backend ({', '.join(chain)})")
+    check_corpus(mode, settings)
     return mode
+
+
+def check_warc(mode: str, args: argparse.Namespace, settings: Settings, *,
+               injected_fetcher: bool = False) -> None:
+    """``--warc-out``: fastwarc installed, something to archive, and the directory's earlier
+    files neither lost nor mixed in unasked."""
+    from pipeline.batch.output.output_dir import part_stem
+    from pipeline.batch.output.warc_out import check_warc_out, require_fastwarc
+
+    assert settings.warc_out is not None
+    require_fastwarc("--warc-out")
+    if args.run_input.format == "warc":
+        raise UsageError("--warc-out archives the responses a run fetches; a run over WARC "
+                         "input fetches none")
+    if injected_fetcher:
+        raise UsageError("--warc-out archives what our fetcher receives: not with an "
+                         "injected fetcher")
+    stem: str | None = None
+    if mode == "plain":
+        stem = part_stem(0, 1)
+    elif mode == "shard":
+        from pipeline.batch.shards.plan import parse_shard
+
+        stem = part_stem(*parse_shard(args.shard))
+    check_warc_out(settings.warc_out, stem, resume=args.resume, overwrite=args.overwrite)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pipeline import __version__
 from pipeline.cli.inputs import add_input_arguments, input_from_args
 from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings, load_settings
@@ -103,6 +104,10 @@ _HELP = {
     "and revalidate older ones (ETag/Last-Modified, 304 = cached record) (library and MCP "
     "server: default the user cache directory)",
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
+    "warc_out": "write every response the run receives (and its request) as WARC/1.1 files "
+    "in DIR, gzip per record (extra 'warc'; see docs/corpus.md)",
+    "detect_lang": "leave out metadata.detected_lang(_score), the language of the extracted "
+    "text",
 }
 
 
@@ -145,6 +150,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--cache-max-mb", "cache_max_mb", {"type": int, "metavar": "MIB"}),
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
+    ("--warc-out", "warc_out", {"metavar": "DIR"}),
+    ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--render", "render", {"choices": ("never", "auto", "always")}),
     ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
     ("--browser-path", "browser_path", {"metavar": "PATH"}),
@@ -152,10 +159,11 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--render-max-bytes", "render_max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--render-restart-pages", "render_restart_pages", {"type": int, "metavar": "N"}),
     ("--render-max-memory", "render_max_memory_mb", {"type": int, "metavar": "MIB"}),
+    ("--dedup", "dedup", {"choices": ("off", "exact", "near")}),
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
-BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "credential_hosts",
-                        "structured_raw"})
+BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
+                        "languages", "structured_raw", "warc_out", "warc_max_bytes"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -165,6 +173,7 @@ _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--header", "headers", "'NAME: VALUE'"),
     ("--credential-host", "credential_hosts", "HOST[:PORT]"),
     ("--credential-header", "credential_headers", "NAME"),
+    ("--lang", "languages", "CODE"),
 )
 _WHOLE_VALUES = frozenset({"headers"})  # a header's value may hold commas: never split
 _SWITCHES: tuple[tuple[str, str, bool], ...] = (
@@ -178,7 +187,16 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),
     ("--trust-env", "trust_env", True),
+    ("--drop-duplicates", "drop_duplicates", True),
+    ("--no-detect-lang", "detect_lang", False),
 )
+
+
+# The flag that sets each setting (for messages about a bad value); mcp adds its own.
+FLAG_OF: dict[str, str] = {
+    **{name: flag for flag, name, _ in _VALUED}, **{name: flag for flag, name, _ in _REPEATED},
+    **{name: flag for flag, name, _ in _SWITCHES}, "search_backend": "--search-backend",
+}
 
 
 def _examples(prog: str) -> str:
@@ -207,9 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
             "writable (resumable), 130 interrupted.", width=78)
         + f"\n\nexamples:\n{_examples(prog)}",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("urls", metavar="URLS", nargs="?",
                         help="file of URLs, one per line (or a table: --input-format); '-' "
                         "for stdin; optional with --sitemap/--feed")
+    parser.add_argument("more_inputs", metavar="MORE", nargs="*",
+                        help="with --input-format warc: more WARC files, directories or lists")
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="write records to this file ('-' or default: stdout), or for a "
                         "sharded run to this directory")
@@ -253,7 +274,7 @@ def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = Tru
     for flag, name, value in _SWITCHES:
         if not batch and name in BATCH_ONLY:
             continue
-        help_text = _HELP[name] if name in ("head", "cache") else _default(name)
+        help_text = _HELP[name] if name in ("head", "cache", "detect_lang") else _default(name)
         parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
                             help=help_text)
 
@@ -272,9 +293,10 @@ def _dispatch(name: str, argv: list[str]) -> int:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from parsed flags > environment > config file."""
+    """Settings from parsed flags > environment > config file; a bad value is named by its
+    flag, variable or file."""
     overrides = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
-    return load_settings(overrides, config_file=args.config)
+    return load_settings(overrides, config_file=args.config, names=FLAG_OF)
 
 
 def _run(mode: str, args: argparse.Namespace, settings: Settings,
@@ -316,6 +338,8 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             raise UsageError("--resume needs -o OUT (the output to resume)")
         args.run_input = input_from_args(args)
         settings = settings_from_args(args)
+        if args.input_note and not settings.quiet:  # the input's format, from its name
+            print(f"{PROG}: {args.input_note}", file=sys.stderr)
         from pipeline.batch.run_check import check_run
 
         mode = check_run(args, settings, injected_fetcher=fetcher is not None)

@@ -12,17 +12,25 @@ import os
 import re
 
 from pipeline.batch.input.run_input import DEFAULT_DEPTH, ExpandOptions, RunInput
-from pipeline.batch.input.tables import INPUT_FORMATS, check_table
+from pipeline.batch.input.tables import (
+    INPUT_FORMATS,
+    check_table,
+    format_by_name,
+    table_hint,
+)
 from pipeline.core.errors import UsageError
 from pipeline.fetch.local_files import LocalFiles
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input (see README 'Inputs')")
-    group.add_argument("--input-format", choices=INPUT_FORMATS, default="lines",
+    group.add_argument("--input-format", choices=(*INPUT_FORMATS, "warc"), default=None,
                        help="lines: the first field of each line is the URL; csv/tsv (a header "
                        "row) and jsonl: one column is, the others travel as the record's "
-                       "'input'; default: lines")
+                       "'input'; warc: URLS are WARC files, directories or lists of them, "
+                       "whose response records are extracted without fetching (extra "
+                       "'warc'); default: by the file's name (.csv, .tsv, .jsonl, .warc, "
+                       ".warc.gz), else lines")
     group.add_argument("--url-column", metavar="NAME|N",
                        help="the URL column of a table (N counts from 1); default: the "
                        "column named 'url', else the first")
@@ -64,6 +72,23 @@ def _roots(flag: str, urls: list[str]) -> tuple[str, ...]:
     return tuple(urls)
 
 
+def _input_format(path: str | None, given: str | None) -> tuple[str, str | None]:
+    """The input's format and a note for stderr when it was read off the file's name; a
+    ``UsageError`` when a URL list's first line is a table's header."""
+    if given is not None:
+        return given, None
+    named = format_by_name(path)
+    if named is not None:
+        return named, (f"reading {path} as {named} (by its name; --input-format lines reads "
+                       "it as URL lines)")
+    hinted = table_hint(path) if path is not None and os.path.exists(path) else None
+    if hinted is not None:
+        raise UsageError(f"{path} looks like a {hinted} table (its first line is not a URL): "
+                         f"add --input-format {hinted}, or --input-format lines to read it "
+                         "as URL lines")
+    return "lines", None
+
+
 def input_from_args(args: argparse.Namespace) -> RunInput:
     """The run's input as the flags describe it; a ``UsageError`` for any mistake."""
     expand = ExpandOptions(
@@ -71,6 +96,16 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         max_urls=args.max_urls, max_depth=args.sitemap_depth,
         include=_patterns("--include", args.include),
         exclude=_patterns("--exclude", args.exclude), same_host=args.same_host)
+    args.input_note = None
+    if args.input_format is None and str(args.urls).lower().endswith((".warc", ".warc.gz")):
+        args.input_format = "warc"
+        args.input_note = (f"reading {args.urls} as WARC (by its name; --input-format lines "
+                           "reads it as URL lines)")
+    if args.input_format == "warc":
+        return _warc_input(args, expand)
+    if getattr(args, "more_inputs", None):
+        raise UsageError(f"one URL list at a time (several inputs go with --input-format "
+                         f"warc): {args.more_inputs[0]!r}")
     if args.urls is None and not expand.roots:
         raise UsageError("give URLS (a file, '-' for stdin), --sitemap URL or --feed URL")
     if not expand.roots and (args.max_urls is not None or args.include or args.exclude
@@ -81,6 +116,7 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         raise UsageError("--max-urls must be at least 1")
     if args.sitemap_depth < 0:
         raise UsageError("--sitemap-depth must be at least 0")
+    args.input_format, args.input_note = _input_format(args.urls, args.input_format)
     if args.url_column is not None and args.input_format == "lines":
         raise UsageError("--url-column goes with --input-format csv, tsv or jsonl")
     if args.urls not in (None, "-") and not os.path.exists(args.urls):
@@ -92,3 +128,22 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
     if args.urls is not None:
         check_table(args.urls, args.input_format, args.url_column)
     return RunInput(args.urls, args.input_format, args.url_column, expand, local_files)
+
+
+def _warc_input(args: argparse.Namespace, expand: ExpandOptions) -> RunInput:
+    """``--input-format warc``: the paths checked, fastwarc installed."""
+    from pipeline.batch.input.warc_in import WarcRecords
+    from pipeline.batch.output.warc_out import require_fastwarc
+
+    paths = [args.urls, *(getattr(args, "more_inputs", None) or [])]
+    if args.urls in (None, "-"):
+        raise UsageError("--input-format warc reads WARC files, directories or lists of "
+                         "them: give their paths (not stdin)")
+    if expand.roots or args.allow_files is not None or args.url_column is not None:
+        raise UsageError("--input-format warc takes no --sitemap, --feed, --allow-files or "
+                         "--url-column: its URLs are the WARC records'")
+    for path in paths:
+        if not os.path.exists(path):
+            raise UsageError(f"no such file: {path}")
+    require_fastwarc("--input-format warc")
+    return RunInput(args.urls, "warc", None, expand, WarcRecords(), tuple(paths[1:]))

@@ -53,19 +53,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError:
         print(f"extract-pipeline mcp: error: {MISSING_EXTRA}", file=sys.stderr)
         return EXIT_USAGE
-    from pipeline.agent.mcp_server import build_server, serve_stdio
-    from pipeline.agent.tools import web_tools
+    from pipeline.agent.mcp_server import serve_stdio, web_server
 
     args = parse_command(build_parser(), sys.argv[1:] if argv is None else argv)
     if isinstance(args, int):
         return args
     try:
         settings = settings_from_args(args)
+        server = web_server(settings, untrusted=args.envelope)  # loads the handlers
     except PipelineError as exc:
         print(f"extract-pipeline mcp: error: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    server = build_server(web_tools(), settings, untrusted=args.envelope)
     try:
         anyio.run(serve_stdio, server)
     except KeyboardInterrupt:

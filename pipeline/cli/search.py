@@ -18,12 +18,19 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO, get_args
 
+from pydantic import ValidationError
+
 from pipeline.cli.command import EXIT_USAGE, CommaList, command_parser, parse_command
-from pipeline.core.errors import PROG, PipelineError
+from pipeline.core.errors import PROG, PipelineError, describe_validation
 from pipeline.core.models import SearchResponse
 from pipeline.core.settings import Settings, load_settings
 from pipeline.providers.base import TimeRange
 from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
+
+# The search request's fields, by the flags that set them.
+_SEARCH_FLAGS = {"max_results": "--max-results", "time_range": "--time-range",
+                 "include_domains": "--include-domain", "exclude_domains": "--exclude-domain",
+                 "language": "--language", "region": "--region"}
 
 
 def _search_parser() -> argparse.ArgumentParser:
@@ -65,7 +72,7 @@ def _error(parser: argparse.ArgumentParser, message: str) -> None:
 
 def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     """Run ``search``; returns the exit status."""
-    from pipeline.agent.kernel import web_search
+    from pipeline.agent.kernel import SearchArgs, web_search
 
     out = stdout or sys.stdout
     parser = _search_parser()
@@ -75,10 +82,16 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     args, settings = started
     backend = [b.strip() for b in args.backend.split(",") if b.strip()] if args.backend \
         else None
-    response = asyncio.run(web_search(
-        " ".join(args.query), max_results=args.max_results, time_range=args.time_range,
-        include_domains=args.include_domain, exclude_domains=args.exclude_domain,
-        language=args.language, region=args.region, backend=backend, settings=settings))
+    request = dict(query=" ".join(args.query), max_results=args.max_results,
+                   time_range=args.time_range, include_domains=args.include_domain,
+                   exclude_domains=args.exclude_domain, language=args.language,
+                   region=args.region)
+    try:  # what the kernel checks, told here by the flags
+        SearchArgs.model_validate(request)
+    except ValidationError as exc:
+        _error(parser, describe_validation(exc, SearchArgs, names=_SEARCH_FLAGS))
+        return EXIT_USAGE
+    response = asyncio.run(web_search(**request, backend=backend, settings=settings))
     for warning in response.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if not response.ok:

@@ -7,6 +7,7 @@ turn it into an :class:`~pipeline.core.models.ErrorInfo` value. Nothing outside 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pipeline.core.models import ErrorInfo, ErrorKind
@@ -27,21 +28,68 @@ def sanitize_message(text: object, limit: int = MAX_MESSAGE_CHARS) -> str:
     return cleaned
 
 
+# pydantic's error types in plain words, filled from the error's context.
+_PLAIN = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "list_type": "must be a list",
+    "dict_type": "must be a table of names and values",
+    "literal_error": "must be one of {expected}",
+    "enum": "must be one of {expected}",
+    "missing": "is required",
+    "extra_forbidden": "is not a known name",
+    "too_short": "must have at least {min_length} item(s)",
+    "too_long": "must have at most {max_length} item(s)",
+    "string_too_short": "must be at least {min_length} character(s)",
+    "string_too_long": "must be at most {max_length} characters",
+}
+
+
+def _plain(shown: str, error: Any) -> str:
+    """One pydantic error about ``shown`` in plain words ("--max-chars must be at least
+    50"); a validator's own message as it is."""
+    template = _PLAIN.get(error["type"])
+    if template is not None:
+        context = {key: int(value) if isinstance(value, float) and value.is_integer() else value
+                   for key, value in error.get("ctx", {}).items()}
+        try:
+            return f"{shown} {template.format(**context)}"
+        except (KeyError, IndexError):
+            pass
+    return f"{shown}: {str(error['msg']).removeprefix('Value error, ')}"
+
+
 def describe_validation(exc: ValidationError, model: type[BaseModel] | None = None,
-                        where: str = "arguments") -> str:
-    """Every problem in ``exc`` as ``field: problem``, joined by "; ". A value that does not
-    match a field's pattern is told with the field's description (``model``'s), never with
-    the regular expression."""
+                        where: str = "arguments",
+                        names: Mapping[str, str] | None = None) -> str:
+    """Every problem in ``exc`` in plain words, ``name must be …``, joined by "; ". ``names``
+    says what to call a field (``--max-chars``, ``PIPELINE_MAX_CHARS``: the way the user
+    gave it); by default its own name. A value that does not match a field's pattern is told
+    with the field's description (``model``'s), never with the regular expression."""
     problems = []
     for error in exc.errors():
-        location = ".".join(str(part) for part in error["loc"]) or where
-        message = error["msg"]
+        loc = [str(part) for part in error["loc"]]
+        renamed = bool(loc) and loc[0] in (names or {})
+        name = (names or {}).get(loc[0], loc[0]) if loc else where
+        # a flag or variable is the whole value as the user wrote it: no item index after it
+        shown = name if renamed else name + "".join(f"[{part}]" for part in loc[1:])
         if error["type"] == "string_pattern_mismatch":
-            name = str(error["loc"][0]) if error["loc"] else ""
-            field = model.model_fields.get(name) if model is not None else None
+            field = model.model_fields.get(loc[0]) if model is not None and loc else None
             about = f" ({field.description})" if field is not None and field.description else ""
-            message = f"{sanitize_message(repr(error['input']), 80)} is not valid{about}"
-        problems.append(f"{location}: {message}")
+            problems.append(f"{shown}: {sanitize_message(repr(error['input']), 80)} is not "
+                            f"valid{about}")
+        else:
+            problems.append(_plain(shown, error))
     return "; ".join(problems)
 
 

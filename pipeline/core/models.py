@@ -30,6 +30,7 @@ ErrorKind = Literal[
     "invalid_request",
     "config",
     "cancelled",
+    "filtered",
 ]
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
 
@@ -102,7 +103,10 @@ class Record(_Outcome):
     ``rendered`` whether the content comes from the page as a headless browser rendered it
     (``--render``). ``input``
     holds the other columns of the input row the URL came from (a CSV/TSV/JSONL input), and
-    ``source`` the sitemap or feed it was found in; both null otherwise."""
+    ``source`` the sitemap or feed it was found in; both null otherwise. ``duplicate_of`` (a
+    batch run with ``--dedup``) is the ``index`` of the first record whose text this one's
+    repeats; a record a run's filter withheld (``--lang``, ``--drop-duplicates``) is
+    ``filtered``: not ok, no content, its metadata kept."""
 
     url: str
     index: int | None = None
@@ -126,6 +130,7 @@ class Record(_Outcome):
     rendered: bool = False
     input: dict[str, Any] | None = None
     source: str | None = None
+    duplicate_of: int | None = None
     error: ErrorInfo | None = None
 
     _what = "record"
@@ -140,6 +145,13 @@ class Record(_Outcome):
     def failure(cls, url: str, error: ErrorInfo, **fields: Any) -> Record:
         """A record for a URL that produced no content."""
         return cls(url=url, ok=False, error=error, **fields)
+
+    def filtered(self, message: str, **fields: Any) -> Record:
+        """A copy of this record withheld by a run's filter: ``filtered``, without content,
+        its metadata and other fields kept (``fields`` updates them)."""
+        return self.model_copy(update={
+            "ok": False, "content": None, "chars": 0, "truncated": False, "next_offset": None,
+            "error": ErrorInfo(kind="filtered", message=message), **fields})
 
     def to_json(self) -> str:
         """One JSONL line (no trailing newline)."""

@@ -8,6 +8,7 @@ by the providers, not here.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +22,8 @@ from pipeline.core.request_options import check_proxy_url, parse_headers
 
 ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
+MIN_MAX_CHARS = 50  # a content budget holds the truncation marker and some text
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # ISO 639-1; the detector's 639-3 for a few
 
 
 class Settings(BaseModel):
@@ -80,7 +83,7 @@ class Settings(BaseModel):
     credential_hosts: list[str] = Field(
         default_factory=list, description="hosts (HOST or HOST:PORT) that also get the "
         "credentials when a sitemap or feed names their URLs (they always go to the list's "
-        "and the --sitemap/--feed URLs' own origins)")
+        "and the --sitemap/--feed URLs' own origins); the MCP server's only ones")
     credential_headers: list[str] = Field(
         default_factory=list, description="more header names that carry credentials (as "
         "Authorization and Cookie do): sent only where credentials may go")
@@ -106,7 +109,8 @@ class Settings(BaseModel):
         "the browser is replaced")
 
     # --- content
-    max_chars: int = Field(100_000, ge=1, description="content budget per URL, marker included")
+    max_chars: int = Field(100_000, ge=MIN_MAX_CHARS,
+                           description="content budget per URL, marker included")
     format: OutputFormat = "markdown"
     pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
     pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
@@ -117,6 +121,18 @@ class Settings(BaseModel):
     html_extractor: Literal["builtin", "readability"] = Field(
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
+
+    # --- corpus building: duplicates and language (docs/dedup-and-language.md)
+    detect_lang: bool = Field(True, description="metadata.detected_lang(_score): the "
+                              "extracted text's language")
+    languages: list[str] = Field(
+        default_factory=list, description="keep only records in these detected languages "
+        "(ISO 639-1); the others become 'filtered' records")
+    dedup: Literal["off", "exact", "near"] = Field(
+        "off", description="mark records whose text an earlier record has (duplicate_of): "
+        "exact (whitespace normalised) or near (MinHash, Jaccard >= 0.8; extra [dedup])")
+    drop_duplicates: bool = Field(False, description="with dedup: a duplicate becomes a "
+                                  "'filtered' record without content")
 
     # --- providers and compressor (see pipeline.providers, pipeline.store.compress)
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
@@ -133,6 +149,14 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    # --- WARC archive of a batch run (see pipeline.batch.output.warc_out)
+    warc_out: str | None = Field(
+        None, description="directory for WARC files of every response the run receives "
+        "(extra [warc])")
+    warc_max_bytes: int = Field(1_000_000_000, ge=1,
+                                description="start the next WARC file once one holds this many "
+                                "bytes")
+
     # --- full-text cache (see pipeline.store.cache)
     cache: bool = Field(True, description="library/MCP: keep full texts in the on-disk cache")
     cache_dir: str | None = Field(None, description="cache directory (batch: only if set)")
@@ -140,12 +164,21 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
-                     "allow_proxy_net", "credential_hosts", "credential_headers", mode="before")
+                     "allow_proxy_net", "credential_hosts", "credential_headers", "languages",
+                     mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("languages")
+    @classmethod
+    def _check_languages(cls, value: list[str]) -> list[str]:
+        codes = [code.strip().lower() for code in value]
+        if wrong := [code for code in codes if not _LANGUAGE_CODE.fullmatch(code)]:
+            raise ValueError(f"not a language code (ISO 639-1, e.g. en,de): {', '.join(wrong)}")
+        return list(dict.fromkeys(codes))
 
     @field_validator("headers", mode="before")
     @classmethod
@@ -185,21 +218,29 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build settings from flags (``overrides``; None values ignored) > environment > file.
 
     The config file may also be named by ``PIPELINE_CONFIG``. Raises ``PipelineError('config')``
-    with every invalid field named.
+    naming every invalid value where it was given: by ``names`` for an override (the command
+    line passes its flags: ``--max-chars``), by its variable for the environment, with the
+    file's path for the config file.
     """
     env = os.environ if env is None else env
     config_file = config_file or env.get(ENV_PREFIX + "CONFIG") or None
     merged: dict[str, Any] = {}
+    where: dict[str, str] = {}  # field -> how the user named the value that won
     if config_file:
-        merged.update(_from_file(config_file))
-    merged.update(_from_environment(env))
-    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        merged.update(found := _from_file(config_file))
+        where.update({key: f"{key} in {config_file}" for key in found})
+    merged.update(found := _from_environment(env))
+    where.update({key: ENV_PREFIX + key.upper() for key in found})
+    found = {k: v for k, v in (overrides or {}).items() if v is not None}
+    merged.update(found)
+    where.update({key: (names or {}).get(key, key) for key in found})
     try:
         return Settings(**merged)
     except ValidationError as exc:
-        problems = describe_validation(exc, Settings, "settings")
-        raise PipelineError("config", f"invalid settings: {problems}") from exc
+        raise PipelineError("config", describe_validation(exc, Settings, "settings",
+                                                          where)) from exc

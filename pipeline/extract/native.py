@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from handlers import ContentHandler
     from pipeline.browser.renderer import Renderer
     from pipeline.fetch.base import FetchResult
-    from pipeline.fetch.local_files import LocalFiles
+    from pipeline.fetch.local_files import LocalSource
 
 SNIFF_BYTES = 1024
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -75,7 +75,7 @@ class NativeExtractor:
 
     def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
                  runner: Runner | None = None, registry: HandlerRegistry | None = None,
-                 local_files: LocalFiles | None = None,
+                 local_files: LocalSource | None = None,
                  renderer: Renderer | None = None) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.registry = registry if registry is not None else load_registry(self.settings)
@@ -165,7 +165,7 @@ class NativeExtractor:
                               pdf_time_limit=s.pdf_time_limit,
                               include_comments=s.include_comments,
                               html_extractor=s.html_extractor,
-                              structured_raw=s.structured_raw)
+                              structured_raw=s.structured_raw, detect_lang=s.detect_lang)
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None

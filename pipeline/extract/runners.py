@@ -44,7 +44,9 @@ class CutDocument(Document):
 
 
 def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
-    """Run a handler, turning any failure into a ``PipelineError`` with a stable kind."""
+    """Run a handler, turning any failure into a ``PipelineError`` with a stable kind; with
+    ``ctx.options.detect_lang`` the document's language is added to its metadata here, where
+    the handler ran (a worker process in batch mode)."""
     try:
         document = handler.handle(body, ctx)
     except PipelineError:
@@ -57,6 +59,10 @@ def call_handler(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> D
         raise PipelineError(
             "extract", f"handler {handler.name!r} returned {type(document).__name__}"
         )
+    if ctx.options.detect_lang:
+        from pipeline.extract.language import label_language  # fastText loads on first use
+
+        return label_language(document)
     return document
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -23,10 +24,12 @@ from yarl import URL
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
+from pipeline.fetch.archive import Exchange, ResponseArchive, Truncation
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.credentials import (
     Credentials,
     CredentialScope,
+    credential_names,
     merge_headers,
     same_host,
     split_headers,
@@ -34,7 +37,7 @@ from pipeline.fetch.credentials import (
 from pipeline.fetch.failures import classify
 from pipeline.fetch.head_trust import HeadTrust
 from pipeline.fetch.hosts import HostGate, HostThrottled
-from pipeline.fetch.inflate import decoder_for
+from pipeline.fetch.inflate import BodyDecoder, decoder_for
 from pipeline.fetch.media import is_binary_media_type, parse_content_type
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.proxy import ProxyRoutes
@@ -53,6 +56,8 @@ _REFUSALS = frozenset({"too_large", "unsupported_type"})
 DEFAULT_SLOWDOWN = 1.0
 # HEAD answers that say the host does not do HEAD (its URLs then get the GET alone).
 _NO_HEAD_STATUSES = frozenset({405, 501})
+# Answers that have no body by definition: an archive keeps them whole without reading one.
+_NO_BODY_STATUSES = frozenset({204, 304})
 
 
 @dataclass
@@ -114,6 +119,8 @@ class HttpFetcher:
     (:class:`~pipeline.fetch.transport.FakeTransport` answers without a network); it then
     carries them as given: the proxy settings and the DNS answers' judgement are the built
     one's, every other guard stays here. The caller closes a transport it passes.
+    ``archive`` is handed every GET exchange whose response arrived (see
+    :mod:`pipeline.fetch.archive`: ``--warc-out``).
     ``credential_scope`` limits which URLs get the credentials (None: every URL fetched,
     each on its own host; see :mod:`pipeline.fetch.credentials`).
     """
@@ -124,8 +131,10 @@ class HttpFetcher:
                  resolver: AbstractResolver | None = None,
                  gate: HostGate | None = None,
                  transport: Transport | None = None,
-                 credential_scope: CredentialScope | None = None) -> None:
+                 credential_scope: CredentialScope | None = None,
+                 archive: ResponseArchive | None = None) -> None:
         self.settings = settings or Settings()
+        self._archive = archive
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
         self.gate = gate or HostGate(self.settings.per_host, self.settings.rate)
@@ -140,6 +149,7 @@ class HttpFetcher:
         self._routes: ProxyRoutes | None = None  # None: no proxy at all
         self._credentials: Credentials | None = None  # None: no credentials to send
         self._scope = credential_scope
+        self._secret_names = credential_names(self.settings.credential_headers)  # redacted
 
     @property
     def credential_scope(self) -> CredentialScope | None:
@@ -419,18 +429,20 @@ class HttpFetcher:
         s = self.settings
         assert self._transport is not None
         proxy = self._routes.for_request(url) if self._routes is not None else None
+        request = Request(method, url, headers, proxy=proxy)
+        sent = datetime.now(UTC) if self._archive is not None else None
         try:
             async with asyncio.timeout(header_limit):
-                response = await self._transport.send(Request(method, url, headers,
-                                                              proxy=proxy))
+                response = await self._transport.send(request)
         except Exception as exc:
             raise classify(exc, url, s.read_timeout) from None
         try:
             location = response.headers.get("Location")
             if response.status not in REDIRECT_STATUSES or location is None:
-                answer = await self._final(response, method, url, max_bytes)
+                answer = await self._final(response, request, sent, max_bytes)
                 response.release()  # back to the pool only when fully read
                 return answer, url, response.status
+            self._keep_unread(request, sent, response)
             if hop == s.max_redirects:
                 raise FetchError("http_status", f"more than {s.max_redirects} redirects",
                                  status=response.status, final_url=str(url))
@@ -438,11 +450,13 @@ class HttpFetcher:
         finally:
             response.close()  # no-op after release(); else drops the connection
 
-    async def _final(self, response: Response, method: str, url: URL,
+    async def _final(self, response: Response, request: Request, sent: datetime | None,
                      max_bytes: int) -> _Answer:
+        method, url = request.method, request.url
         media_type, charset = parse_content_type(response.headers.get("Content-Type"))
         answer = _Answer(url, response.status, response.headers, media_type, charset)
         if method != "GET" or not 200 <= response.status < 300:
+            self._keep_unread(request, sent, response)
             return answer
         length = _content_length(response.headers)
         if length is not None and length > max_bytes:
@@ -450,29 +464,66 @@ class HttpFetcher:
                                           f"{max_bytes}", final_url=str(url))
         self._reject_media_type(media_type, url)
         chunks: list[bytes] = []
+        wire: list[bytes] | None = [] if sent is not None else None  # as received, archived
         size = 0
         received = 0
+        cut: Truncation | None = "unspecified"  # why the archived body is short, if it is
+        decoder: BodyDecoder | None = None
+        kept = b""
         try:
             decoder = decoder_for(response.headers.get("Content-Encoding"))
             async for chunk in response.chunks():
                 if decoder is not None:
+                    if wire is not None:
+                        wire.append(chunk)
                     # the wire bytes are capped too: trailing junk after a stream's end
                     received += len(chunk)
                     if received > max_bytes:
+                        cut = "length"
                         raise FetchError("too_large", f"compressed body exceeds max_bytes "
                                                       f"{max_bytes}", final_url=str(url))
                     chunk = decoder.feed(chunk, max_bytes - size)
+                chunks.append(chunk)
                 if size + len(chunk) > max_bytes:
+                    cut = "length"
                     raise FetchError("too_large", f"body exceeds max_bytes {max_bytes} "
                                                   "(after decompression)", final_url=str(url))
-                chunks.append(chunk)
                 size += len(chunk)
+            cut = None
             if decoder is not None:
                 decoder.finish()
         except FetchError as exc:
             exc.final_url = exc.final_url or str(url)
             raise
+        except asyncio.CancelledError:  # the URL's deadline
+            cut = "time"
+            raise
         except Exception as exc:
-            raise classify(exc, url, self.settings.read_timeout) from None
-        answer.body = b"".join(chunks)
+            error = classify(exc, url, self.settings.read_timeout)
+            cut = "time" if error.kind == "timeout" else "disconnect"
+            raise error from None
+        finally:
+            if sent is not None:
+                kept = b"".join(wire if wire is not None and decoder is not None else chunks)
+                self._keep(request, sent, response, kept, cut)
+        answer.body = kept if sent is not None and decoder is None else b"".join(chunks)
         return answer
+
+    def _keep(self, request: Request, sent: datetime, response: Response, body: bytes,
+              truncated: Truncation | None) -> None:
+        """Hand one exchange to the archive (there is one: ``sent`` is set only then)."""
+        assert self._archive is not None
+        self._archive.keep(Exchange(
+            method=request.method, url=str(request.url), request_headers=request.headers,
+            status=response.status, reason=response.reason, version=response.version,
+            headers=list(response.headers.items()), body=body, sent=sent,
+            truncated=truncated, credentials=self._secret_names))
+
+    def _keep_unread(self, request: Request, sent: datetime | None, response: Response) -> None:
+        """Archive a GET response whose body the fetcher does not read (a redirect, an error
+        page, a 304): its headers, and a truncation mark unless it has no body."""
+        if sent is None or request.method != "GET":
+            return
+        empty = (response.status in _NO_BODY_STATUSES
+                 or response.headers.get("Content-Length", "").strip() == "0")
+        self._keep(request, sent, response, b"", None if empty else "unspecified")

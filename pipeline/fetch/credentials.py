@@ -119,11 +119,17 @@ class Credentials:
         return headers or None
 
 
+def credential_names(marked: Iterable[str] = ()) -> frozenset[str]:
+    """The (lowercase) names of the headers that carry credentials: ``Authorization``,
+    ``Cookie`` and the ``marked`` ones (``--credential-header``, any case)."""
+    return CREDENTIAL_HEADERS | {name.lower() for name in marked}
+
+
 def split_headers(headers: Mapping[str, str], marked: Iterable[str] = ()
                   ) -> tuple[dict[str, str], dict[str, str]]:
     """(plain headers, credential headers) of the user's extra headers; ``marked`` names
     more credential headers (any case)."""
-    secrets = CREDENTIAL_HEADERS | {name.lower() for name in marked}
+    secrets = credential_names(marked)
     plain = {k: v for k, v in headers.items() if k.lower() not in secrets}
     secret = {k: v for k, v in headers.items() if k.lower() in secrets}
     return plain, secret

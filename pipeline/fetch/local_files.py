@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
@@ -30,6 +30,19 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _READ_CHUNK = 1 << 20
 # An opened file's real path, to catch a directory swapped for a symlink after the check.
 _PROC_FD = "/proc/self/fd"
+
+
+class LocalSource(Protocol):
+    """Responses read without a network, for the batch command: :meth:`claims` says which
+    inputs it reads (the extractor asks before fetching), :meth:`fetch` reads one as a
+    fetch result of at most ``max_bytes`` or raises ``PipelineError``. Implementations:
+    :class:`LocalFiles` (``--allow-files``) and the WARC input's records
+    (:class:`pipeline.batch.input.warc_in.WarcRecords`). Picklable: it travels to shard
+    processes."""
+
+    def claims(self, url: str) -> bool: ...
+
+    async def fetch(self, url: str, max_bytes: int) -> FetchResult: ...
 
 
 class LocalFiles:

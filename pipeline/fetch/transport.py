@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 from typing import Protocol, runtime_checkable
 
 import aiohttp
@@ -40,15 +41,20 @@ class Request:
 
 
 class Response(Protocol):
-    """A response whose headers have arrived: ``status``, ``headers`` (case-insensitive),
-    ``url`` (the request's, or where followed redirects ended). :meth:`chunks` streams the
-    body once; then :meth:`release` (the body was read whole: the connection may be reused)
+    """A response whose headers have arrived: ``status``, ``headers`` (case-insensitive, in
+    the order received), ``url`` (the request's, or where followed redirects ended), and
+    for an archive (``--warc-out``) the status line's ``reason`` and ``version``
+    (``"HTTP/1.1"``).
+    :meth:`chunks` streams the body once (without its transfer coding, still in its content
+    coding); then :meth:`release` (the body was read whole: the connection may be reused)
     or :meth:`close` (drop it; a no-op after ``release``). Reading may raise the same
     exceptions as :meth:`Transport.send`."""
 
     status: int
     headers: CIMultiDictProxy[str]
     url: URL
+    reason: str | None
+    version: str
 
     def chunks(self) -> AsyncIterator[bytes]: ...
 
@@ -77,13 +83,16 @@ class Transport(Protocol):
 
 
 class _AiohttpResponse:
-    __slots__ = ("_response", "headers", "status", "url")
+    __slots__ = ("_response", "headers", "reason", "status", "url", "version")
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.status = response.status
         self.headers = response.headers
         self.url = response.url
+        self.reason = response.reason
+        version = response.version  # None from a mocked session (aioresponses)
+        self.version = f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1"
 
     def chunks(self) -> AsyncIterator[bytes]:
         return self._response.content.iter_any()
@@ -119,9 +128,11 @@ class FakeResponse:
 
     def __init__(self, status: int = 200, headers: Mapping[str, str] | None = None,
                  body: bytes = b"", *, url: URL | str | None = None,
-                 chunk_size: int = 64 * 1024) -> None:
+                 chunk_size: int = 64 * 1024, reason: str | None = None) -> None:
         self.status = status
         self.headers = CIMultiDictProxy(CIMultiDict(headers or {}))
+        self.reason = reason if reason is not None else _reason(status)
+        self.version = "HTTP/1.1"
         self.body = body
         self.url = URL(url) if isinstance(url, str) else url or URL()
         self.chunk_size = chunk_size
@@ -136,6 +147,13 @@ class FakeResponse:
 
     def close(self) -> None:
         self.closed = True
+
+
+def _reason(status: int) -> str | None:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return None
 
 
 FakeHandler = Callable[[Request], FakeResponse | Awaitable[FakeResponse]]

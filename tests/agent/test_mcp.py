@@ -112,10 +112,10 @@ async def test_mcp_server_over_stdio(site, tmp_path):
         assert "Paragraph 1 of the field guide" in text
         assert "Copyright nobody" not in text
         assert text.count("</untrusted-web-content") == 1
-        assert "offset=" in text  # 30 paragraphs do not fit in 800 characters
-        offset = int(text.split("offset=")[1].split()[0].rstrip(".)"))
-
-        result, more = await call(client, "web_extract", {"urls": [url], "offset": offset})
+        # 30 paragraphs do not fit in 800 characters: the hint is a call, followed as written
+        hint = re.search(r"call web_extract with (\{.*\})\.\)$", text)
+        assert hint, text[-300:]
+        result, more = await call(client, "web_extract", json.loads(hint.group(1)))
         assert not result.is_error
         assert min(numbers(more)) == max(numbers(text)) + 1  # the next window, no overlap
         assert hits["page"] == 1  # served from the cache, not fetched again
@@ -137,8 +137,9 @@ async def test_mcp_server_over_stdio(site, tmp_path):
         Path(saved).write_text("\n".join(transcript))
 
 
-async def _frames(*lines: str, limit: float = 60) -> dict[int, dict]:
-    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id."""
+async def _frames(*lines: str, limit: float = 60, unanswered: int = 0) -> dict[int, dict]:
+    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id (every line
+    is answered but ``unanswered`` of them: notifications)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pipeline", "mcp", "--no-cache", cwd=str(REPO),
         env={**os.environ, "PYTHONPATH": str(REPO), "PIPELINE_CONFIG": ""},
@@ -154,7 +155,7 @@ async def _frames(*lines: str, limit: float = 60) -> dict[int, dict]:
     answers: dict[int, dict] = {}
     try:
         async with asyncio.timeout(limit):
-            while len(answers) < len(lines) + 1:
+            while len(answers) < len(lines) + 1 - unanswered:
                 raw = await proc.stdout.readline()
                 assert raw, (await proc.stderr.read()).decode()[-2000:]
                 answer = json.loads(raw)
@@ -190,3 +191,27 @@ async def test_every_raw_call_gets_an_answer_and_errors_quote_urls_clipped():
     text = answers[4]["result"]["content"][0]["text"]
     assert text.count("Reading http://127.0.0.1:1/aaa") == 100
     assert len(text) < 100 * 500  # each URL quoted clipped, not 6 MB of them
+
+
+async def test_every_malformed_request_with_an_id_gets_an_error_answer():
+    """Frames the SDK cannot turn into a message were dropped: the client waited for ever."""
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    answers = await _frames(
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"str"}',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":' + deep + "}",
+        _call(3, "web_search", deep),  # arguments nested 5,000 deep
+        '{"jsonrpc":"2.0","method":"tools/call","params":' + deep + ',"id":"four"}',
+        '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1,2]}',
+        '{"jsonrpc":"2.0","id":6,"method":7}',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":',  # cut short
+        '{"jsonrpc":"2.0","id":{"not":"an id"},"method":"tools/call","params":"str"}',
+        '{"jsonrpc":"2.0","method":"tools/call","params":"no id: a notification"}',
+        '{"jsonrpc":"2.0","id":9,"method":"ping"}',  # still served after all that
+        unanswered=1)
+    assert sorted(answers, key=str) == [0, 1, 2, 3, 5, 6, 7, 9, None, "four"]
+    for call_id in (1, 2, 3, 5, 6, "four", None):
+        assert answers[call_id]["error"]["code"] == -32600, answers[call_id]
+    assert answers[7]["error"]["code"] == -32700  # not JSON at all
+    assert "params must be an object" in answers[1]["error"]["message"]
+    assert "nested too deeply" in answers[2]["error"]["message"]
+    assert answers[9]["result"] == {}

@@ -1,5 +1,9 @@
 """The MCP server's tool plumbing, in process, with stand-in tools (no network)."""
 
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from pydantic import BaseModel, Field
 
@@ -113,3 +117,30 @@ def test_help_lists_no_batch_only_flags(capsys):
         assert flag not in out
     assert {"ordered", "quiet", "processes"} <= cli.BATCH_ONLY  # the one list both commands read
     assert "--per-host" in out and "--allow-private" in out
+
+
+ids = st.one_of(st.integers(), st.text(max_size=20), st.none(), st.booleans(), st.floats())
+members = st.recursive(st.one_of(st.none(), st.integers(), st.text(max_size=8)),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=20)
+
+
+@settings(deadline=None)
+@given(before=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "id"), members,
+                              max_size=3),
+       request_id=ids, depth=st.integers(0, 3000), tail=st.text(max_size=10))
+def test_frame_id_finds_the_id_at_any_depth_of_the_other_members(before, request_id, depth,
+                                                                  tail):
+    from pipeline.agent.mcp_frames import frame_id
+
+    nested = '{"a":' * depth + "[]" + "}" * depth
+    body = json.dumps(before)[1:-1]
+    line = ("{" + body + ("," if body else "") + f'"deep":{nested},'
+            f'"id":{json.dumps(request_id)}' + "}" + tail)
+    found, value = frame_id(line)
+    assert found
+    if isinstance(request_id, float) and request_id != request_id:  # NaN is not itself
+        assert value != value
+    else:
+        assert value == request_id
+    assert frame_id(json.dumps({"a": {"id": 1}, "b": ["id", 2]})) == (False, None)

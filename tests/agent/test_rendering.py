@@ -32,9 +32,10 @@ def test_extract_markdown_has_source_title_content_and_error_sentence():
 
 
 def test_truncated_record_says_how_to_read_on():
-    record = ok_record(truncated=True, next_offset=1234)
+    record = ok_record(truncated=True, next_offset=1234, format="markdown")
     text = render(ExtractResponse(ok=True, records=[record]))
-    assert 'url="https://a.test/page"' in text and "offset=1234" in text
+    assert text.endswith('(Truncated: to read on, call web_extract with {"urls": '
+                         '["https://a.test/page"], "format": "markdown", "offset": 1234}.)')
 
 
 def test_request_level_error_is_one_sentence():

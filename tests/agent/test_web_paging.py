@@ -1,6 +1,7 @@
 """web_extract(offset=) and the tools over the real kernel, against a page on 127.0.0.1."""
 
 import json
+import re
 from collections import Counter
 
 from aiohttp import web
@@ -111,9 +112,30 @@ async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
         same = await extract(urls=[f"{base}/x"])
     assert text == same
     content = text.split("\n\n", 1)[1].split("\n\n(Truncated")[0]
-    assert len(content) <= 300 and "offset=" in text  # the operator's budget wins
+    assert len(content) <= 300 and '"offset": ' in text  # the operator's budget wins
     assert search.__name__ == "web_search" and extract.__name__ == "web_extract"
     assert (await run_tool("nope", {})).startswith("There is no tool named 'nope'")
+
+
+READ_ON = re.compile(r"\(Truncated: to read on, call web_extract with (\{.*\})\.\)$")
+
+
+async def test_the_read_on_hint_followed_literally_reads_the_next_window(tmp_path):
+    """The hint a cut page ends with is a call the tool accepts, as written."""
+    app, gets = site()
+    settings = loopback(tmp_path, max_chars=600)
+    windows: list[str] = []
+    async with serve(app) as base:
+        arguments: dict | None = {"urls": [f"{base}/follow"], "format": "text"}
+        while arguments is not None:
+            text = await run_tool("web_extract", arguments, settings=settings,
+                                  untrusted=False)
+            assert not text.startswith("The web_extract call failed"), text
+            hint = READ_ON.search(text)
+            windows.append(text.split("\n\n", 1)[1].split("\n\n(Truncated")[0])
+            arguments = json.loads(hint.group(1)) if hint else None
+    assert gets["/follow"] == 1 and len(windows) > 3
+    assert " ".join(w.removesuffix(MARKER) for w in windows).split() == TEXT.split()
 
 
 async def test_every_window_of_a_json_page_is_valid_markdown(tmp_path):

@@ -243,3 +243,34 @@ def test_a_sharded_run_ends_naming_its_parts_and_the_merge_as_invoked(url_file, 
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == (f"extract-pipeline: records are in {tmp_path}/run dir/part-*.jsonl; one file "
                     f"in input order: python -m pipeline merge '{out}' -o OUT.jsonl")
+
+
+def test_version_prints_the_package_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"extract-pipeline {version('extract-pipeline')}\n"
+
+
+@pytest.mark.parametrize(("flags", "env", "toml", "message"), [
+    (["--max-chars", "10"], {}, "", "error: --max-chars must be at least 50\n"),
+    (["--per-host", "0", "--timeout", "0"], {}, "",
+     "error: --per-host must be at least 1; --timeout must be more than 0\n"),
+    ([], {"PIPELINE_MAX_CHARS": "20"}, "", "error: PIPELINE_MAX_CHARS must be at least 50\n"),
+    ([], {"PIPELINE_RETRIES": "many"}, "", "error: PIPELINE_RETRIES must be a whole number\n"),
+    ([], {}, "max_chars = 10\n", "error: max_chars in {config} must be at least 50\n"),
+    ([], {}, "[pipeline]\nformat = 'pdf'\n",
+     "error: format in {config} must be one of 'markdown' or 'text'\n"),
+    ([], {}, "max_char = 500\n", "error: max_char in {config} is not a known name\n"),
+])
+def test_a_bad_setting_is_named_as_given_in_plain_words(url_file, tmp_path, monkeypatch, capsys,
+                                                        flags, env, toml, message):
+    config = tmp_path / "conf.toml"
+    config.write_text(toml)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert cli.main([str(url_file), "--config", str(config), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err == "extract-pipeline: " + message.format(config=config)

@@ -80,9 +80,9 @@ def one_line_error(capsys, command: str) -> str:
     (["q", "--time-range", "decade"], "argument --time-range: invalid choice: 'decade'"),
     (["q", "--config", "missing.toml"], "config file not found: missing.toml"),
     (["q", "--include-domain", "not a domain", "--backend", "duckduckgo"],
-     "include_domains.0: 'not a domain' is not valid (only results from these domains)"),
+     "--include-domain: 'not a domain' is not valid (only results from these domains)"),
     (["q", "--language", "$$", "--backend", "duckduckgo"],
-     "language: '$$' is not valid (result language, e.g. 'en' or 'pt-BR')"),
+     "--language: '$$' is not valid (result language, e.g. 'en' or 'pt-BR')"),
 ])
 def test_search_usage_and_config_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert search_main(argv) == 2

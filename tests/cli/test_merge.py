@@ -3,7 +3,9 @@ never over records without ``--overwrite``."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,6 +39,25 @@ def test_merge_refuses_an_output_holding_records_without_overwrite(run_dir, tmp_
     assert target.read_text() == '{"url": "kept"}\n'
     assert cli.main(["merge", str(run_dir), "-o", str(target), "--overwrite"]) == 0
     assert [record["url"] for record in read_records(target)] == URLS
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "-"])
+@pytest.mark.parametrize("into", ["pipe", "file"])
+def test_merge_writes_to_dev_stdout_and_dash(run_dir, tmp_path, target, into):
+    """/dev/stdout was refused: no temporary file can be made beside it and renamed."""
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "pipeline", "merge", str(run_dir), "-o", target]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    if into == "pipe":
+        done = subprocess.run(command, capture_output=True, cwd=root, env=env)
+        out = done.stdout.decode()
+    else:
+        with (tmp_path / "out.jsonl").open("wb") as stdout:
+            done = subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, cwd=root,
+                                  env=env)
+        out = (tmp_path / "out.jsonl").read_text()
+    assert done.returncode == 0, done.stderr.decode()
+    assert [json.loads(line)["url"] for line in out.splitlines()] == URLS
 
 
 def test_merge_writes_an_empty_file_in_place(run_dir, tmp_path):

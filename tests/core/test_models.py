@@ -43,7 +43,8 @@ def test_record_json_line_is_unchanged_by_the_check():
     assert list(line) == [
         "url", "index", "ok", "final_url", "status", "content_type", "handler", "title",
         "content", "format", "metadata", "truncated", "next_offset", "compressed", "chars",
-        "bytes", "attempts", "elapsed_ms", "cache", "rendered", "input", "source", "error"]
+        "bytes", "attempts", "elapsed_ms", "cache", "rendered", "input", "source", "duplicate_of",
+        "error"]
     assert line["ok"] is False and line["error"] == {"kind": "timeout", "message": "30 s",
                                                      "retryable": True}
     assert Record.model_validate_json(failed.to_json()) == failed

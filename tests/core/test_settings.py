@@ -1,5 +1,6 @@
 import pytest
 
+from pipeline.cli import command as cli
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import load_settings
 
@@ -45,7 +46,7 @@ def test_headers_from_flags_environment_and_file(tmp_path):
 
 @pytest.mark.parametrize("header, problem", [
     ("no colon here", "Name: value"),
-    ("Bad Name: x", "invalid header name"),
+    ("Bad Name: x", "header 1: invalid name before the colon"),
     ("Host: example.com", "cannot be set"),
     ("Proxy-Authorization: Basic x", "cannot be set"),
     ("If-None-Match: x", "cannot be set"),
@@ -54,6 +55,34 @@ def test_bad_headers_are_config_errors(header, problem):
     with pytest.raises(PipelineError) as caught:
         load_settings({"headers": [header]}, env={})
     assert caught.value.kind == "config" and problem in caught.value.message
+
+
+@pytest.mark.parametrize("header", [
+    "Authorization Bearer SECRET-TOKEN",  # the colon forgotten
+    "Authorization Bearer SECRET-TOKEN: x",  # a colon, but after the secret
+    "Cookie\tSECRET-TOKEN",
+])
+def test_a_mistyped_credential_header_is_never_echoed(header, capsys):
+    for given in ({"headers": ["X-Fine: 1", header]}, {"headers": {"X-Fine": "1", header: "v"}}):
+        with pytest.raises(PipelineError) as caught:
+            load_settings(given, env={})
+        assert "SECRET" not in caught.value.message and "header 2" in caught.value.message
+    with pytest.raises(PipelineError) as caught:
+        load_settings(env={"PIPELINE_HEADERS": f"X-Fine: 1\n{header}\n"})
+    assert "SECRET" not in caught.value.message
+    assert cli.main(["--sitemap", "https://a.test/s.xml", "--header", header]) == 2
+    assert "SECRET" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("separator", ["\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029",
+                                       "\x0b", "\x0c"])
+def test_the_environments_headers_split_at_newlines_only(separator):
+    """str.splitlines() also breaks at these: a header nobody wrote reached the server."""
+    with pytest.raises(PipelineError) as caught:
+        load_settings(env={"PIPELINE_HEADERS": f"X-One: 1{separator}X-Two: 2"})
+    assert "header X-One: control character or line break" in caught.value.message
+    crlf = load_settings(env={"PIPELINE_HEADERS": "X-One: 1\r\nX-Two: 2\r\n"})
+    assert crlf.headers == {"X-One": "1", "X-Two": "2"}
 
 
 @pytest.mark.parametrize("proxy, problem", [

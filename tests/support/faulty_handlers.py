@@ -124,3 +124,8 @@ def __getattr__(name: str) -> object:
             raise ImportError("parent_only cannot load in a worker")
         return Echo()
     raise AttributeError(name)
+
+
+def slow_start() -> None:
+    """A worker start-up (``ProcessRunner(warm_up=...)``) longer than the tests' time limits."""
+    time.sleep(3)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import TypeVar
 
 from aiohttp import web
 
 from pipeline.fetch.base import FetchResult
+
+T = TypeVar("T")
 
 
 def page(url: str, body: bytes, media_type: str | None = "text/plain", **extra) -> FetchResult:
@@ -27,3 +33,24 @@ async def serve(app: web.Application):
         yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
+
+
+@contextmanager
+def in_thread(opened: AbstractAsyncContextManager[T]) -> Iterator[T]:
+    """Enter ``opened`` (e.g. ``serve(app)``) on an event loop of its own in a daemon thread,
+    so that code needing the main thread (the batch command's signal handlers) runs here
+    meanwhile; yield what it yields, and exit it on that loop after."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-server", daemon=True)
+    thread.start()
+    try:
+        value = asyncio.run_coroutine_threadsafe(opened.__aenter__(), loop).result(30)
+        try:
+            yield value
+        finally:
+            asyncio.run_coroutine_threadsafe(opened.__aexit__(None, None, None),
+                                             loop).result(30)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()

@@ -24,19 +24,24 @@ MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
 READ_BATCH = 256  # items per hand-over from the reader thread
 HAND_OVER_WAIT = 0.1  # seconds between checks, while the queue is full, that it is still read
+# A URL line's ``input``: its line number and what follows its URL (:func:`line_item`).
+LINE, REST = "line", "rest"
 
 
 @dataclass(frozen=True, slots=True)
 class InputItem:
     """One unit of input: its position among the input's URLs, its URL, why it cannot be
     fetched (``problem``, an error of kind ``problem_kind``) when that is clear before any
-    fetch, and record fields that travel with it (``extra``: ``input``, ``source``)."""
+    fetch, record fields that travel with it (``extra``: ``input``, ``source``), and where
+    its response is read from instead of fetching the URL (``locator``: a WARC record's
+    ``PATH@OFFSET``, :mod:`pipeline.batch.input.warc_in`)."""
 
     index: int
     url: str
     problem: str | None = None
     extra: dict[str, Any] | None = None
     problem_kind: ErrorKind = "invalid_url"
+    locator: str | None = None
 
     def to_json(self) -> bytes:
         """One line of a spool file (see :func:`load_items`)."""
@@ -47,6 +52,8 @@ class InputItem:
                 fields["kind"] = self.problem_kind
         if self.extra:
             fields["extra"] = self.extra
+        if self.locator is not None:
+            fields["locator"] = self.locator
         return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
@@ -55,15 +62,19 @@ def load_items(stream: BinaryIO) -> Iterator[InputItem]:
     for line in stream:
         fields = json.loads(line)
         yield InputItem(fields["index"], fields["url"], fields.get("problem"),
-                        fields.get("extra"), fields.get("kind", "invalid_url"))
+                        fields.get("extra"), fields.get("kind", "invalid_url"),
+                        fields.get("locator"))
 
 
-def read_lines(stream: BinaryIO) -> Iterator[tuple[str, str | None]]:
-    """The non-blank, non-comment lines of a byte stream, stripped, each with why it cannot
-    be a URL (or None): BOM, CRLF, NULs, bad UTF-8 and huge lines tolerated (a huge line is
-    read past, never held whole, and keeps its first characters)."""
+def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str, str | None]]:
+    """The non-blank, non-comment lines of a byte stream, stripped, each with its line
+    number (from 1) and why it cannot be a URL (or None): BOM, CRLF, NULs, bad UTF-8 and
+    huge lines tolerated (a huge line is read past, never held whole, and keeps its first
+    characters)."""
     first = True
+    number = 0
     while raw := stream.readline(MAX_LINE_BYTES):
+        number += 1
         overlong = len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n")
         while overlong and (rest := stream.readline(MAX_LINE_BYTES)):
             if rest.endswith(b"\n"):
@@ -80,14 +91,39 @@ def read_lines(stream: BinaryIO) -> Iterator[tuple[str, str | None]]:
             problem = f"line longer than {MAX_LINE_BYTES} bytes"
         elif "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
             problem = "line is not valid UTF-8"
-        yield text, problem
+        yield number, text, problem
+
+
+def _continues_url(url: str, word: str) -> bool:
+    """Whether ``word``, after a space, reads as the rest of ``url`` rather than a label:
+    it holds a path or query character, or a dot where ``url`` ends at its host."""
+    if any(mark in word for mark in "/?=&"):
+        return True
+    after_scheme = url.partition("://")[2]
+    return "." in word and bool(after_scheme) and "/" not in after_scheme
+
+
+def line_item(index: int, number: int, text: str) -> InputItem:
+    """The item of URL line ``number`` (``text``, stripped): its first whitespace-separated
+    field is the URL, and the rest of the line travels as the record's
+    ``input`` (``{"line": number, "rest": …}``). A space that seems to cut the URL itself
+    (``http://exa mple.test/?q``) makes the whole line an ``invalid_url`` item, never a
+    fetch of its first part; a tab always ends the URL."""
+    url, *tail = text.split(None, 1)
+    if not tail:
+        return InputItem(index, url)
+    rest = tail[0]
+    if text[len(url)] != "\t" and _continues_url(url, rest.split(None, 1)[0]):
+        return InputItem(index, text[:SHOWN_URL_CHARS],
+                         f"a space cuts the URL on line {number} (write a space in a URL as "
+                         "%20; a tab after the URL starts a label)")
+    return InputItem(index, url, extra={"input": {LINE: number, REST: rest}})
 
 
 def read_items(stream: BinaryIO) -> Iterator[InputItem]:
-    """The URL lines of a byte stream as items (see :func:`read_lines`); a line's URL is
-    its first whitespace-separated field (``url<TAB>label`` is the URL)."""
-    for index, (text, problem) in enumerate(read_lines(stream)):
-        yield InputItem(index, text if problem else text.split(None, 1)[0], problem)
+    """The URL lines of a byte stream as items (see :func:`read_lines`, :func:`line_item`)."""
+    for index, (number, text, problem) in enumerate(read_lines(stream)):
+        yield InputItem(index, text, problem) if problem else line_item(index, number, text)
 
 
 def open_input(path: str) -> BinaryIO:

@@ -16,7 +16,7 @@ from pipeline.batch.input.items import InputItem, open_input
 from pipeline.batch.input.tables import read_input
 from pipeline.core.settings import Settings
 from pipeline.fetch.credentials import CredentialScope
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalFiles, LocalSource
 
 DEFAULT_DEPTH = 4
 
@@ -41,19 +41,27 @@ class ExpandOptions:
 @dataclass(frozen=True)
 class RunInput:
     """A run's input: ``path`` (``-``: stdin; None: no list) in ``format``, then the roots
-    of ``expand``; ``local_files`` when ``--allow-files`` allows them."""
+    of ``expand``; ``local_files`` when ``--allow-files`` allows them. With ``format``
+    ``warc``, ``path`` and ``more`` are WARC files, directories or lists of them, and
+    ``local_files`` reads their records back."""
 
     path: str | None = None
     format: str = "lines"
     url_column: str | None = None
     expand: ExpandOptions = field(default_factory=ExpandOptions)
-    local_files: LocalFiles | None = None
+    local_files: LocalSource | None = None
+    more: tuple[str, ...] = ()
 
     @contextlib.contextmanager
     def file_items(self) -> Iterator[Iterator[InputItem]]:
         """The list's items (none without a list); the file is closed after."""
         if self.path is None:
             yield iter(())
+            return
+        if self.format == "warc":
+            from pipeline.batch.input.warc_in import warc_items
+
+            yield warc_items((self.path, *self.more))
             return
         source = open_input(self.path)
         try:
@@ -65,12 +73,16 @@ class RunInput:
 
     def identity(self) -> dict[str, Any] | None:
         """How the input's items are made, beyond the file's bytes (a sharded run's
-        manifest keeps it): None for a plain list."""
+        manifest keeps it): None for a plain list. A WARC input names its paths too (the
+        first one's bytes are fingerprinted only when it is a file)."""
         if self.format == "lines" and not self.expand.roots:
             return None
-        return {"format": self.format, "url_column": self.url_column,
-                **{name: list(value) if isinstance(value, tuple) else value
-                   for name, value in asdict(self.expand).items()}}
+        found = {"format": self.format, "url_column": self.url_column,
+                 **{name: list(value) if isinstance(value, tuple) else value
+                    for name, value in asdict(self.expand).items()}}
+        if self.format == "warc" and self.path is not None:
+            found["warc_inputs"] = [os.path.abspath(path) for path in (self.path, *self.more)]
+        return found
 
     def credential_scope(self, settings: Settings) -> CredentialScope | None:
         """Where the run's credentials may go: None (every URL, on its own host) without
@@ -82,7 +94,7 @@ class RunInput:
 
     def count(self) -> int | None:
         """Items in a regular file with nothing to expand (one streamed pass), else None."""
-        if self.expand.roots or self.path is None or self.path == "-" \
+        if self.expand.roots or self.path is None or self.path == "-" or self.format == "warc" \
                 or not stat.S_ISREG(os.stat(self.path).st_mode):
             return None
         with self.file_items() as items:

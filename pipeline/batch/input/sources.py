@@ -22,6 +22,7 @@ from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.pool import ProcessRunner
 from pipeline.core.errors import PROG
 from pipeline.core.settings import Settings
+from pipeline.fetch.archive import ResponseArchive
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.hosts import HostGate
@@ -37,11 +38,13 @@ def rejects_document(media_type: str) -> bool:
 
 
 def document_fetcher(settings: Settings, gate: HostGate | None = None,
-                     credential_scope: CredentialScope | None = None) -> HttpFetcher:
+                     credential_scope: CredentialScope | None = None,
+                     archive: ResponseArchive | None = None) -> HttpFetcher:
     """The fetcher of sitemap and feed documents: the page fetcher's settings, policy,
-    credential scope and (given its ``gate``) per-host budget, but taking gzip bodies."""
+    credential scope, archive and (given its ``gate``) per-host budget, but taking gzip
+    bodies."""
     return HttpFetcher(settings, early_reject=rejects_document, gate=gate,
-                       credential_scope=credential_scope)
+                       credential_scope=credential_scope, archive=archive)
 
 
 def say(settings: Settings, message: str) -> None:

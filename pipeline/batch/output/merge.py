@@ -2,7 +2,8 @@
 (``index``), every record exactly once (``python -m pipeline merge``: :mod:`pipeline.cli.merge`).
 
 Memory is about 50 bytes per record (each record's index and where it is; the records
-themselves are copied from the parts, not held).
+themselves are copied from the parts, not held), and with ``--dedup`` what the deduplicator
+keeps per distinct record (:mod:`pipeline.batch.dedup`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from pipeline.batch.dedup import Deduplicator
 from pipeline.batch.output.output_dir import OutputDir, read_manifest
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import record_key
@@ -41,10 +43,21 @@ def finished_parts(directory: Path) -> OutputDir:
     return output
 
 
-def merge(directory: Path, out: BinaryIO) -> int:
+def remarked(line: bytes, deduplicator: Deduplicator) -> bytes:
+    """A part's line with its shard's ``duplicate_of`` replaced by ``deduplicator``'s mark,
+    which has seen every record of a lower index."""
+    record = Record.model_validate_json(line)
+    marked = deduplicator.mark(record.model_copy(update={"duplicate_of": None}))
+    if marked.duplicate_of == record.duplicate_of and marked.ok == record.ok:
+        return line
+    return marked.model_dump_json().encode() + b"\n"
+
+
+def merge(directory: Path, out: BinaryIO, deduplicator: Deduplicator | None = None) -> int:
     """Write every record of the run in ``directory`` to ``out`` in index order; returns
     how many. Lines that are not whole records (left by a resumed shard, whose URLs were
-    done again) are passed over."""
+    done again) are passed over. With ``deduplicator`` (``merge --dedup``) the records are
+    marked again across shards, in index order."""
     output = finished_parts(directory)
     indices, places = array("q"), array("q")
     parts = [output.part(shard) for shard in range(output.shards)]
@@ -71,19 +84,31 @@ def merge(directory: Path, out: BinaryIO) -> int:
             previous = indices[position]
             handle = handles[places[position] >> _OFFSET_BITS]
             handle.seek(places[position] & ((1 << _OFFSET_BITS) - 1))
-            out.write(handle.readline())
+            line = handle.readline()
+            out.write(line if deduplicator is None else remarked(line, deduplicator))
     return len(order)
 
 
-def merge_to(directory: Path, target: str | None) -> int:
+def _written_in_place(target: str) -> bool:
+    """A device or pipe, or a descriptor's name (``/dev/stdout``): nothing to rename over."""
+    if not os.path.exists(target) or os.path.isdir(target):
+        return False
+    return not os.path.isfile(target) or target.startswith(("/dev/", "/proc/"))
+
+
+def merge_to(directory: Path, target: str | None,
+             deduplicator: Deduplicator | None = None) -> int:
     """:func:`merge` into ``target`` (through a temporary name, renamed when complete), or
-    to stdout when None."""
+    to stdout when None; a device, a pipe or ``/dev/stdout`` is written as it is."""
     if target is None:
-        count = merge(directory, sys.stdout.buffer)
+        count = merge(directory, sys.stdout.buffer, deduplicator)
         sys.stdout.buffer.flush()
         return count
+    if _written_in_place(target):
+        with open(target, "wb") as stream:
+            return merge(directory, stream, deduplicator)
     if is_parquet(target):
-        return _merge_to_parquet(directory, Path(target))
+        return _merge_to_parquet(directory, Path(target), deduplicator)
     folder = Path(target).resolve().parent
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{Path(target).name}.", dir=folder)
@@ -91,7 +116,7 @@ def merge_to(directory: Path, target: str | None) -> int:
         raise UsageError(f"cannot write {target}: {exc.strerror}") from exc
     try:
         with os.fdopen(fd, "wb") as handle:
-            count = merge(directory, handle)
+            count = merge(directory, handle, deduplicator)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -111,7 +136,8 @@ class _ParquetLines:
         return len(line)
 
 
-def _merge_to_parquet(directory: Path, target: Path) -> int:
+def _merge_to_parquet(directory: Path, target: Path,
+                      deduplicator: Deduplicator | None) -> int:
     """:func:`merge` into a Parquet directory, built beside ``target`` and renamed over it
     when complete (an earlier ``target`` directory is replaced)."""
     from pipeline.batch.output.parquet_sink import ParquetSink
@@ -121,7 +147,8 @@ def _merge_to_parquet(directory: Path, target: Path) -> int:
     sink = ParquetSink(building)
     try:
         try:
-            count = merge(directory, _ParquetLines(sink))  # type: ignore[arg-type]
+            count = merge(directory, _ParquetLines(sink),  # type: ignore[arg-type]
+                          deduplicator)
         finally:
             sink.close()
         if target.is_dir():

@@ -2,8 +2,9 @@
 
 The directory::
 
-    manifest.json                    the run: N, the input's fingerprint, settings that
-                                     change records
+    manifest.json                    the run: N, the input's fingerprint, how its items
+                                     are made, settings that change records (and, with
+                                     --warc-out, the WARC files written so far)
     part-00003-of-00008.jsonl.partial   shard 3 while it runs (a resumed or retried shard
                                      appends to it)
     part-00003-of-00008.jsonl        shard 3 once complete (renamed)
@@ -29,16 +30,18 @@ MANIFEST_FORMAT = "extract-pipeline/shards"
 # Settings whose value changes what a record says: a resumed run must keep them.
 OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
                    "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor", "html_extractor",
-                   "structured_raw")
-_FLAGS = {"handlers": "handler"}  # a setting whose flag has another name
+                   "instruction", "compress_floor", "html_extractor", "structured_raw",
+                   "detect_lang", "languages", "dedup")
+_FLAGS = {"handlers": "handler", "languages": "lang",  # a setting whose flag has another name
+          "detect_lang": "detect-lang (off: --no-detect-lang)"}
 # The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
 # list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
 _ITEM_FLAGS: dict[str, tuple[str, Any]] = {
     "format": ("--input-format", "lines"), "url_column": ("--url-column", None),
     "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
     "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
-    "exclude": ("--exclude", []), "same_host": ("--same-host", False)}
+    "exclude": ("--exclude", []), "same_host": ("--same-host", False),
+    "warc_inputs": ("WARC inputs", None)}
 
 
 def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
@@ -85,6 +88,11 @@ def manifest(shards: int, input_path: str | None, settings: Settings,
             "settings": settings.model_dump(mode="json", include=set(OUTPUT_SETTINGS))}
 
 
+def part_stem(shard: int, shards: int) -> str:
+    """The name shard ``shard`` of ``shards`` gives its files (a plain run is part 0 of 1)."""
+    return f"part-{shard:05d}-of-{shards:05d}"
+
+
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 40 else text[:39] + "…"
@@ -122,7 +130,7 @@ class OutputDir:
     shards: int
 
     def _stem(self, shard: int) -> str:
-        return f"part-{shard:05d}-of-{self.shards:05d}"
+        return part_stem(shard, self.shards)
 
     def part(self, shard: int) -> Path:
         return self.path / f"{self._stem(shard)}.jsonl"
@@ -183,6 +191,20 @@ class OutputDir:
             self.success.touch()
 
 
+def list_warc_files(output: OutputDir, directory: str) -> list[str]:
+    """Write into the run's manifest the WARC files its shards wrote so far (``--warc-out
+    directory``: ``"warc": {"directory", "files"}``); returns their names. Each shard's
+    ``.done`` marker lists its own."""
+    from pipeline.batch.output.warc_out import warc_files
+
+    names = [path.name for shard in range(output.shards)
+             for path in warc_files(directory, part_stem(shard, output.shards))]
+    found = read_manifest(output.path) or {}
+    found["warc"] = {"directory": os.path.abspath(directory), "files": names}
+    _write_atomically(output.manifest_path, json.dumps(found, indent=1).encode() + b"\n")
+    return names
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     """The manifest of the sharded run in ``path``, if there is one."""
     try:
@@ -235,8 +257,11 @@ def open_output_dir(path: str, wanted: dict[str, Any], *, resume: bool,
                 for left in directory.glob("part-*"):
                     left.unlink()
                 output.success.unlink(missing_ok=True)
+        if found is not None and "warc" in found and not replacing:
+            wanted = {**wanted, "warc": found["warc"]}  # the files so far: list_warc_files
         if found != wanted:
-            _write_atomically(directory / "manifest.json", data)
+            _write_atomically(directory / "manifest.json",
+                              json.dumps(wanted, indent=1).encode() + b"\n")
     except OSError as exc:
         raise UsageError(f"cannot write in {path}: {exc.strerror}") from exc
     return output

@@ -20,10 +20,11 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.output.sinks import DoneSet, StoredText
 from pipeline.core.errors import OutputError, UsageError
 from pipeline.core.models import Record
 
@@ -60,7 +61,7 @@ def schema() -> Any:
         ("content", pa.large_string()), ("format", text), ("metadata", text),
         ("truncated", flag), ("next_offset", number), ("compressed", flag), ("chars", number),
         ("bytes", number), ("attempts", number), ("elapsed_ms", number), ("cache", text),
-        ("rendered", flag), ("input", text), ("source", text),
+        ("rendered", flag), ("input", text), ("source", text), ("duplicate_of", number),
         ("error", pa.struct([("kind", text), ("message", text), ("retryable", flag)])),
     ])
 
@@ -184,3 +185,15 @@ def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
                               table.column("url").to_pylist(), strict=True):
             done.add(index, url)
     return done, 0
+
+
+def stored_texts_parquet(path: str | os.PathLike[str]) -> Iterator[StoredText]:
+    """(index, content, duplicate_of) of each record in the parts of ``path``, in order
+    (what ``--dedup`` reads back on ``--resume``)."""
+    pq = _pyarrow().parquet
+    for part in parts_in(Path(path)):
+        table = pq.read_table(part)
+        originals = (table.column("duplicate_of").to_pylist()
+                     if "duplicate_of" in table.column_names else [None] * table.num_rows)
+        yield from zip(table.column("index").to_pylist(), table.column("content").to_pylist(),
+                       originals, strict=True)

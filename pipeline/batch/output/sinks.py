@@ -9,9 +9,9 @@ import os
 import queue
 import threading
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import TypeAdapter
 from pydantic_core import from_json
@@ -24,6 +24,7 @@ _DENSE_SLACK = 1 << 20  # indices this far past the dense range go to a dict
 # Bytes straight from pydantic's serializer: no str in between to encode (a third faster on
 # a 100 KB record).
 _RECORD_JSON = TypeAdapter(Record)
+StoredText = tuple[int, str | None, int | None]  # a written record's index, content, duplicate_of
 
 
 class JsonlSink:
@@ -216,9 +217,9 @@ def repair_tail(path: str | os.PathLike[str]) -> int:
         return size - keep
 
 
-def _parse(line: bytes) -> tuple[int, str] | None:
-    """(index, url) of one output line when it is a whole JSON record, else None: a line
-    cut short or two records run together is not done (its URL is fetched again)."""
+def _load(line: bytes) -> dict[str, Any] | None:
+    """One output line as a JSON object, or None when it is not one (cut short, two
+    records run together)."""
     try:
         data = from_json(line, cache_strings="keys")
     except ValueError:
@@ -226,11 +227,30 @@ def _parse(line: bytes) -> tuple[int, str] | None:
             data = json.loads(line)
         except (ValueError, RecursionError):
             return None
-    if type(data) is dict:
+    return data if type(data) is dict else None
+
+
+def _parse(line: bytes) -> tuple[int, str] | None:
+    """(index, url) of one output line when it is a whole JSON record, else None: a line
+    cut short or two records run together is not done (its URL is fetched again)."""
+    if (data := _load(line)) is not None:
         index, url = data.get("index"), data.get("url")
         if type(index) is int and type(url) is str:
             return index, url
     return None
+
+
+def stored_texts(path: str | os.PathLike[str]) -> Iterator[StoredText]:
+    """(index, content, duplicate_of) of each whole record of a JSONL output, in the file's
+    order (what ``--dedup`` reads back on ``--resume``)."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            data = _load(line)
+            if data is not None and type(data.get("index")) is int and type(
+                    data.get("url")) is str:  # a whole record, as scan_done counts them
+                content, original = data.get("content"), data.get("duplicate_of")
+                yield (data["index"], content if type(content) is str else None,
+                       original if type(original) is int else None)
 
 
 def record_key(line: bytes) -> tuple[int, str] | None:

@@ -31,7 +31,13 @@ from pipeline.batch.input.run_input import RunInput
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import Spool
-from pipeline.batch.shards.shard_run import ShardJob, prepare, run_shard, spooled
+from pipeline.batch.shards.shard_run import (
+    ShardJob,
+    note_warc_files,
+    prepare,
+    run_shard,
+    spooled,
+)
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -214,10 +220,13 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     already = output.done_records()
     run_input: RunInput = args.run_input
     scope = run_input.credential_scope(settings)
-    with spooled(args, output, settings, scope) as spools:
-        jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
-                for shard, spool in spools.items()}
-        summary = _drive(jobs, local, started)
+    try:
+        with spooled(args, output, settings, scope) as spools:
+            jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
+                    for shard, spool in spools.items()}
+            summary = _drive(jobs, local, started)
+    finally:
+        note_warc_files(output, settings)
     summary.skipped += already
     return summary
 

@@ -29,6 +29,7 @@ from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.shards.plan import count_lines
 from pipeline.batch.shards.shard_run import (
     ShardJob,
+    note_warc_files,
     prepare,
     run_shard,
     say,
@@ -94,6 +95,7 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
                 tasks.run(IN_FLIGHT_PER_CPU * cpus)
             finally:
                 progress.close()
+    note_warc_files(output, settings)
     if tasks.config_errors:
         raise PipelineError("config", tasks.config_errors[0])
     summary = combine(tasks.summaries.values(), started)

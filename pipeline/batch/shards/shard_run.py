@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import signal
 import sys
@@ -20,13 +21,22 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import RunInput
 from pipeline.batch.input.sources import all_items
-from pipeline.batch.output.output_dir import OutputDir, manifest, open_output_dir, read_manifest
+from pipeline.batch.output.output_dir import (
+    OutputDir,
+    list_warc_files,
+    manifest,
+    open_output_dir,
+    part_stem,
+    read_manifest,
+)
 from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.output.warc_out import clear_warc_files, warc_files
 from pipeline.batch.progress import ProgressBar
 from pipeline.batch.run import (
     STOP_SIGNALS,
@@ -43,7 +53,7 @@ from pipeline.core.settings import Settings
 from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.credentials import CredentialScope
-from pipeline.fetch.local_files import LocalFiles
+from pipeline.fetch.local_files import LocalSource
 
 SPOOL_PREFIX = ".items-"  # the hidden folder of a driver's spool files in the output directory
 
@@ -55,7 +65,7 @@ class ShardJob:
     output: OutputDir
     shard: int
     settings: Settings
-    local_files: LocalFiles | None = None
+    local_files: LocalSource | None = None
     credentials: CredentialScope | None = None  # where credentials may go (None: anywhere)
 
     @property
@@ -80,15 +90,19 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
         if on_resume is not None and (len(done) or dropped or done.invalid):
             on_resume(done, dropped)
         sink = open_sink(part, append=True)
-        return RunOutput(sink.write, sink.close, done)
+        return RunOutput(sink.write, sink.close, done, part)
 
+    stem = part_stem(job.shard, job.output.shards)
     summary = await extract_items(items, open_part, job.settings, registry=registry,
                                   fetcher=fetcher, on_record=on_record, signals=signals,
                                   local_files=job.local_files,
-                                  credential_scope=job.credentials)
+                                  credential_scope=job.credentials, warc_stem=stem)
     if not summary.interrupted:
-        job.output.complete(job.shard, {"shard": job.shard, "shards": job.output.shards,
-                                        "records": held + summary.records})
+        marker: dict[str, Any] = {"shard": job.shard, "shards": job.output.shards,
+                                  "records": held + summary.records}
+        if job.settings.warc_out is not None:
+            marker["warc"] = [path.name for path in warc_files(job.settings.warc_out, stem)]
+        job.output.complete(job.shard, marker)
     return summary
 
 
@@ -109,6 +123,8 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
     if not args.resume:
         for shard in range(shards) if only is None else [only]:
             output.clear(shard)
+            if settings.warc_out is not None:
+                clear_warc_files(settings.warc_out, part_stem(shard, shards))
     return output
 
 
@@ -184,4 +200,13 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
                                      on_resume=resumed))
     finally:
         progress.close()
+        note_warc_files(output, settings)
+
+
+def note_warc_files(output: OutputDir, settings: Settings) -> None:
+    """With ``--warc-out``: list the WARC files written so far in the run's manifest (a
+    manifest that cannot be rewritten keeps the list it had: the markers list them too)."""
+    if settings.warc_out is not None:
+        with contextlib.suppress(OSError, UsageError):
+            list_warc_files(output, settings.warc_out)
 

@@ -22,12 +22,15 @@ FLAGS = ["--header", "Authorization: Bearer SECRET", "--header", "X-Api-Key: KEY
          "--workers", "1", "--retries", "0", "--quiet"]
 
 
-def logging_site(log: list[tuple[str, str, dict[str, str]]], documents: dict[str, bytes]
-                 ) -> web.Application:
-    """Serves ``documents`` (XML) and text pages; logs (method, path, headers)."""
+def logging_site(log: list[tuple[str, str, dict[str, str]]], documents: dict[str, bytes],
+                 redirects: dict[str, str] | None = None) -> web.Application:
+    """Serves ``documents`` (XML), ``redirects`` (path: where to) and text pages; logs
+    (method, path, headers)."""
     async def handle(request: web.Request) -> web.Response:
         log.append((request.method, request.path,
                     {k.lower(): v for k, v in request.headers.items()}))
+        if redirects and request.path in redirects:
+            raise web.HTTPFound(redirects[request.path])
         if request.path in documents:
             return web.Response(body=documents[request.path], content_type="application/xml")
         return web.Response(text=f"Page {request.path}. Some words.", content_type="text/plain")

@@ -77,6 +77,20 @@ def test_a_whole_run_with_overwrite_replaces_another_runs_shards(tmp_path, capsy
     assert not list(out.glob("part-*")) and read_manifest(out) == wanted
 
 
+def test_a_shard_starting_keeps_the_list_of_warc_files_written_so_far(tmp_path, capsys):
+    urls = write_urls(tmp_path / "urls.txt", URLS)
+    out = tmp_path / "out"
+    assert _run(capsys, str(urls), "--shard", "0/2", "-o", str(out))[0] == 0
+    found = read_manifest(out)
+    assert found is not None
+    listed = {"directory": str(tmp_path / "warc"), "files": ["part-00000-of-00002-00000.warc.gz"]}
+    (out / "manifest.json").write_text(json.dumps({**found, "warc": listed}))
+    open_output_dir(str(out), found, resume=False, shard=1)  # shard 1 of the same run
+    assert read_manifest(out) == {**found, "warc": listed}
+    open_output_dir(str(out), found, resume=False, replacing=True)  # its files are removed
+    assert read_manifest(out) == found
+
+
 class _FullDisk(io.RawIOBase):
     """A file on a disk with ``room`` bytes left: then ENOSPC, as a full tmpfs says."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from tests.batch.shards.test_sharded import LOOPBACK, Site, merged, write_urls
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed: pip install -e '.[ray]' (CI installs it)")
 ROOT = Path(__file__).resolve().parents[3]
+# Starting a local Ray, its workers and the retried task: minutes on a loaded 2-core machine.
+# The bound catches a hang; it is not what is tested.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +55,29 @@ async def test_ray_runs_every_shard_and_a_killed_task_costs_no_line(tmp_path, lo
     assert sorted(path.name for path in out.glob("part-*.jsonl")) == [
         f"part-{shard:05d}-of-00005.jsonl" for shard in range(5)]  # empty shards too
     assert (out / "_SUCCESS").exists()
+
+
+async def test_ray_shards_each_write_their_own_warc_files(tmp_path, local_ray):
+    """--warc-out under Ray: one writer per shard task, every file listed and read whole."""
+    warcio = pytest.importorskip("warcio", reason="warcio reads what we write (the test extra)")
+    pytest.importorskip("fastwarc", reason="the warc extra")
+    from pipeline.batch.output.warc_out import warc_files
+
+    site = Site()
+    async with site.serving(hosts=3):
+        urls = site.urls(per_host=3)
+        out, warc = tmp_path / "out", tmp_path / "warc"
+        argv = [str(write_urls(tmp_path / "urls.txt", urls)), "-o", str(out), "--engine",
+                "ray", "--shards", "3", "--warc-out", str(warc), "--quiet", *LOOPBACK]
+        code = await asyncio.to_thread(cli.main, argv)
+    assert code == 0
+    archived = set()
+    for shard in range(3):
+        for path in warc_files(warc, f"part-{shard:05d}-of-00003"):
+            with open(path, "rb") as handle:
+                archived |= {record.rec_headers.get_header("WARC-Target-URI")
+                             for record in warcio.ArchiveIterator(handle)
+                             if record.rec_type == "response"}
+    assert archived == set(urls)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest["warc"]["files"]) == sorted(path.name for path in warc.iterdir())

@@ -235,6 +235,9 @@ def test_sharded_runs_check_their_options_and_their_directory(tmp_path, capsys):
         (["--shards", "4", "-o", str(tmp_path / "d")], "--engine ray"),
         (["--shard", "0/2", "--processes", "2", "-o", str(tmp_path / "d")], "drop --processes"),
         (["--processes", "2", "-o", str(a_file)], "is a file"),
+        (["--shard", "0/2", "-o", str(tmp_path / "new.jsonl")],
+         f"names a file: give -o OUT_DIR, then extract-pipeline merge OUT_DIR -o "
+         f"{tmp_path / 'new.jsonl'}"),
     ]
     for flags, message in cases:
         assert cli.main([str(urls), *flags]) == 2, flags
@@ -242,6 +245,7 @@ def test_sharded_runs_check_their_options_and_their_directory(tmp_path, capsys):
         assert message in err and len(err.strip().splitlines()) == 1, (flags, err)
     assert cli.main(["merge", str(tmp_path)]) == 2
     assert "not the output directory of a sharded run" in capsys.readouterr().err
+    assert not (tmp_path / "new.jsonl").exists()
 
 
 async def test_a_resume_with_other_settings_is_refused(tmp_path):

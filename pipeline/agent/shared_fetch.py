@@ -1,0 +1,100 @@
+"""One fetcher for every call of a long-lived caller (the MCP server): one politeness budget
+per host, whatever the number of calls at once.
+
+Each :func:`~pipeline.agent.kernel.web_extract` call builds its own provider chain, and the
+``native`` provider of the default registry opens a fetcher of its own: twenty concurrent
+calls would each get the whole ``--per-host`` budget for the same host, start its rate limit
+afresh and read its robots.txt again. :class:`SharedFetcher` opens one
+:class:`~pipeline.fetch.client.HttpFetcher` for its life and offers a registry whose
+``native`` provider fetches through it: connection and rate limits, a host's 429 pauses,
+robots.txt and HEAD trust hold across every call. Pass :attr:`SharedFetcher.registry` as the
+kernel's ``registry=`` (:func:`~pipeline.agent.tools.web_tools` does).
+
+Its URLs are chosen by a model, which text on the web can steer: credentials (``--header
+'Authorization: …'``, cookies, ``--credential-header``) go only to the hosts given with
+``--credential-host``, never to a URL only because a call named it.
+
+Calls that render (the server's ``--render`` or a call's ``render``) share one
+:class:`~pipeline.browser.renderer.Renderer` too: one browser for the caller's life, started
+by the first page that needs it, instead of a ~1 s launch per call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.core.errors import PipelineError
+from pipeline.core.settings import Settings
+from pipeline.extract.native import NativeExtractor, load_registry
+from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.credentials import CredentialScope
+from pipeline.providers.registry import Registry, default_registry
+
+
+class SharedFetcher:
+    """An async context manager: inside it, the ``native`` provider of :attr:`registry`
+    fetches through one fetcher made from ``settings``. A call with other settings, or one
+    made outside the context, gets a fetcher of its own as usual."""
+
+    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
+        self.settings = settings
+        self._handlers = load_registry(settings)
+        # the caller's URLs are a model's choice (remote text can steer it): credentials go
+        # only to the hosts the user gave (--credential-host), as for a sitemap's URLs
+        self._fetcher = HttpFetcher(settings, early_reject=self._handlers.rejects_early,
+                                    credential_scope=CredentialScope.of(
+                                        settings.credential_hosts))
+        self._renderer: Any = None  # a Renderer when a browser can be found (extra 'browser')
+        self._open = False
+        base = registry or default_registry()
+        self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
+        self._own_native = base.spec("native")
+        self.registry.register(dataclasses.replace(self._own_native, factory=self._native))
+
+    @property
+    def renderer(self) -> Any:
+        """The shared :class:`~pipeline.browser.renderer.Renderer` (None: none can run here,
+        or outside the context)."""
+        return self._renderer
+
+    def _native(self, settings: Settings, env: Mapping[str, str]) -> Any:
+        # a call may choose its render mode; any other difference gets a fetcher of its own
+        same = settings.model_copy(update={"render": self.settings.render}) == self.settings
+        rendering = settings.render != "never"
+        if not self._open or not same or (rendering and self._renderer is None):
+            return self._own_native.build(settings, env)
+        return NativeExtractor(settings, fetcher=self._fetcher, registry=self._handlers,
+                               renderer=self._renderer if rendering else None)
+
+    async def _open_renderer(self) -> None:
+        """The shared renderer, when this machine can render (else a rendering call builds
+        its own extractor, which says what is missing). No browser starts here."""
+        from pipeline.browser.renderer import Renderer
+
+        try:
+            renderer = Renderer(self.settings, gate=self._fetcher.gate,
+                                credential_scope=self._fetcher.credential_scope)
+        except PipelineError:
+            return
+        self._renderer = await renderer.__aenter__()
+
+    async def __aenter__(self) -> SharedFetcher:
+        await self._fetcher.__aenter__()
+        try:
+            await self._open_renderer()
+        except BaseException:
+            await self._fetcher.__aexit__(None, None, None)
+            raise
+        self._open = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._open = False
+        renderer, self._renderer = self._renderer, None
+        try:
+            if renderer is not None:
+                await renderer.__aexit__(*exc_info)
+        finally:
+            await self._fetcher.__aexit__(*exc_info)
