@@ -50,10 +50,12 @@ def methods(requests: Counter[tuple[str, str]], method: str) -> int:
 async def trusting(
     head_trust: int, **settings: object,
 ) -> AsyncIterator[tuple[str, HttpFetcher, Counter[tuple[str, str]]]]:
-    """A counting server and a fetcher with ``head_trust``: (base URL, fetcher, requests)."""
+    """A counting server and a fetcher with ``head_trust``: (base URL, fetcher, requests).
+    Deadlines get room: a retry after a stall on a loaded machine would change the counts."""
     requests: Counter[tuple[str, str]] = Counter()
+    roomy = dict(timeout=60.0, connect_timeout=30.0, read_timeout=30.0) | settings
     async with serve_app(counting_app(requests)) as base, \
-            HttpFetcher(fast_settings(head_trust=head_trust, **settings)) as fetcher:
+            HttpFetcher(fast_settings(head_trust=head_trust, **roomy)) as fetcher:
         yield base, fetcher, requests
 
 
