@@ -3,12 +3,10 @@ calls that render share it, whether the server or the call chose to render."""
 
 from __future__ import annotations
 
-from aiohttp import web
-
 from pipeline.agent.kernel import web_extract
 from pipeline.agent.shared_fetch import SharedFetcher
 from pipeline.core.settings import Settings
-from tests.support.pages import serve
+from tests.support.pages import html_site, serve
 
 SHELL = """<html><head><title>Shell</title></head><body><div id="root"></div><script>
 setTimeout(() => { document.getElementById('root').innerHTML =
@@ -17,19 +15,10 @@ setTimeout(() => { document.getElementById('root').innerHTML =
 </script></body></html>"""
 
 
-def shell_app() -> web.Application:
-    async def shell(request: web.Request) -> web.Response:
-        return web.Response(text=SHELL, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{name}", shell)
-    return app
-
-
 async def test_calls_that_render_share_one_browser(chromium):
     settings = Settings(allow_net=["127.0.0.1/32"], render="never", cache=False, head=False,
                         rate=1000, timeout=30, render_wait=5.0)
-    async with serve(shell_app()) as base, SharedFetcher(settings) as shared:
+    async with serve(html_site(SHELL)) as base, SharedFetcher(settings) as shared:
         assert shared.renderer is not None and shared.renderer.launches == 0  # none yet
         answers = [await web_extract([f"{base}/a{n}", f"{base}/b{n}"], render="always",
                                      settings=settings, registry=shared.registry)

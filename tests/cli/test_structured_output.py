@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from aiohttp import web
 
 from tests.cli.test_end_to_end import LOOPBACK, run_cli
-from tests.support.pages import serve
+from tests.support.pages import html_site, serve
 from tests.support.records import read_records
 
 PRODUCT = {"@context": "https://schema.org", "@type": "Product", "name": "Trail Kettle",
@@ -32,12 +32,7 @@ PAGE = ("<!doctype html><html><head><title>Trail Kettle | Shop</title>"
 
 def product_site() -> web.Application:
     """One product page (:data:`PAGE`) at ``/kettle``."""
-    async def page(request: web.Request) -> web.Response:
-        return web.Response(text=PAGE, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/kettle", page)
-    return app
+    return html_site(PAGE, "/kettle")
 
 
 async def test_jsonl_and_parquet_carry_the_structured_metadata(tmp_path):

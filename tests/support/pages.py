@@ -21,6 +21,16 @@ def page(url: str, body: bytes, media_type: str | None = "text/plain", **extra) 
                        media_type=media_type, charset=None, body=body, **extra)
 
 
+def html_site(html: str, path: str = "/{name}") -> web.Application:
+    """An app answering GET ``path`` (a route pattern) with ``html``."""
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=html, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get(path, page)
+    return app
+
+
 @asynccontextmanager
 async def serve(app: web.Application):
     """Run ``app`` on 127.0.0.1 (a free port); yield its base URL."""
