@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
@@ -31,6 +31,9 @@ from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.providers.registry import Registry, default_registry
+
+if TYPE_CHECKING:
+    from pipeline.browser.renderer import Renderer
 
 
 class SharedFetcher:
@@ -46,7 +49,7 @@ class SharedFetcher:
         self._fetcher = HttpFetcher(settings, early_reject=self._handlers.rejects_early,
                                     credential_scope=CredentialScope.of(
                                         settings.credential_hosts))
-        self._renderer: Any = None  # a Renderer when a browser can be found (extra 'browser')
+        self._renderer: Renderer | None = None  # when a browser can be found (extra 'browser')
         self._open = False
         base = registry or default_registry()
         self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
@@ -54,7 +57,7 @@ class SharedFetcher:
         self.registry.register(dataclasses.replace(self._own_native, factory=self._native))
 
     @property
-    def renderer(self) -> Any:
+    def renderer(self) -> Renderer | None:
         """The shared :class:`~pipeline.browser.renderer.Renderer` (None: none can run here,
         or outside the context)."""
         return self._renderer
