@@ -113,6 +113,7 @@ class ProcessRunner:
         self._starting: asyncio.Future[ProcessPool] | None = None
         self._retired: list[ProcessPool] = []
         self._failed = False
+        self._second_tries = asyncio.Lock()
 
     def _reference(self, handler: ContentHandler) -> str | ContentHandler:
         try:
@@ -167,29 +168,40 @@ class ProcessRunner:
     async def run(self, handler: ContentHandler, body: bytes, ctx: HandlerContext) -> Document:
         if handles_inline(handler, body, ctx):
             return call_handler(handler, body, ctx)
-        pool = await self._ready_pool()
-        job = pool.schedule(_handle, args=(self._reference(handler), self.specs, body, ctx),
-                            timeout=self.timeout)
+        args = (self._reference(handler), self.specs, body, ctx)
         try:
-            return await asyncio.wrap_future(job)
+            return await self._in_worker(_handle, args, f"handler {handler.name!r}")
         except PipelineError as exc:
             raise self._config_error(exc) if exc.kind == "config" else exc from None
-        except Exception as exc:
-            raise PipelineError("extract", self._failure(f"handler {handler.name!r}", exc)
-                                ) from None
 
     async def call(self, function: Callable[..., T], *args: Any, what: str) -> T:
         """``function(*args)`` in a worker, under the same time limit as a document (a
         module-level function, picklable arguments): other work on remote bytes, such as
         a sitemap's parse. ``what`` names it in errors; it raises ``PipelineError`` only."""
-        pool = await self._ready_pool()
-        job = pool.schedule(function, args=args, timeout=self.timeout)
+        return await self._in_worker(function, args, what)
+
+    async def _in_worker(self, function: Callable[..., T], args: tuple[Any, ...], what: str
+                         ) -> T:
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
-            result: T = await asyncio.wrap_future(job)
+            try:
+                return await self._scheduled(function, args)
+            except BrokenProcessPool:
+                # Pebble fails every queued job when a worker dies before its job was
+                # acknowledged (a race a busy machine widens): each gets one more try, one at
+                # a time, so a job that kills its worker takes no other down the second time.
+                async with self._second_tries:
+                    return await self._scheduled(function, args)
         except PipelineError:
             raise
         except Exception as exc:
             raise PipelineError("extract", self._failure(what, exc)) from None
+
+    async def _scheduled(self, function: Callable[..., T], args: tuple[Any, ...]) -> T:
+        pool = await self._ready_pool()
+        result: T = await asyncio.wrap_future(
+            pool.schedule(function, args=args, timeout=self.timeout))
         return result
 
     def _failure(self, name: str, exc: Exception) -> str:

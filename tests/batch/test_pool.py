@@ -86,6 +86,55 @@ async def test_documents_queued_behind_a_failed_one_still_run(registry, failing,
     assert first_pid not in {d.metadata["pid"] for d in documents}  # the replacement ran them
 
 
+class BreaksOnce:
+    """A running pebble pool whose next ``breaks`` jobs fail the way pebble fails every queued
+    job when a worker dies before acknowledging its own (a race only load makes likely)."""
+
+    def __init__(self, pool, breaks: int) -> None:
+        self.pool, self.breaks, self.scheduled = pool, breaks, 0
+
+    @property
+    def active(self) -> bool:
+        return self.pool.active
+
+    def schedule(self, function, args, timeout):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.scheduled += 1
+        if self.breaks:
+            self.breaks -= 1
+            broken: Future = Future()
+            broken.set_exception(BrokenProcessPool("All workers expired"))
+            return broken
+        return self.pool.schedule(function, args=args, timeout=timeout)
+
+    def stop(self) -> None:
+        self.pool.stop()
+
+    def join(self) -> None:
+        self.pool.join()
+
+
+@pytest.mark.parametrize(("breaks", "outcome"), [(1, "ok"), (2, "every worker died at once")])
+async def test_a_job_aborted_with_a_broken_pool_gets_one_second_try(registry, breaks, outcome):
+    pools: list[BreaksOnce] = []
+
+    class Breaking(ProcessRunner):
+        def _new_pool(self):
+            pools.append(BreaksOnce(super()._new_pool(), breaks))
+            return pools[-1]
+
+    async with Breaking(1, timeout=60.0, specs=SPECS) as runner:
+        try:
+            result = (await runner.run(registry.get("echo"), b"ok", CTX)).content
+        except PipelineError as exc:
+            assert exc.kind == "extract"
+            result = exc.message
+    assert outcome in result
+    assert [pool.scheduled for pool in pools] == [2]  # the first try and one more, no third
+
+
 async def test_handler_errors_keep_their_kind_across_processes(registry):
     async with ProcessRunner(1, timeout=5.0) as runner:
         with pytest.raises(PipelineError) as caught:

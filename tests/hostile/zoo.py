@@ -419,8 +419,8 @@ def host_cases() -> list[Case]:
     return [
         *[Case(f"head-hangs-{i}", head_differs(None, page), frozenset({OK}), listed=False,
                host="no-head") for i in range(HEAD_HANGS_URLS)],
-        Case("pause-short", paused_once("1"), frozenset({OK}), listed=False, host="pausing"),
-        Case("pause-long", paused_once("3"), frozenset({OK}), listed=False, host="pausing"),
+        Case("pause-short", paused_once("2"), frozenset({OK}), listed=False, host="pausing"),
+        Case("pause-long", paused_once("8"), frozenset({OK}), listed=False, host="pausing"),
     ]
 
 
