@@ -10,6 +10,9 @@ from tests.support.scripted_server import ScriptedServer
 
 def pytest_configure(config: pytest.Config) -> None:
     fit_aioresponses_to_aiohttp()
+    config.addinivalue_line(
+        "markers", "patient: the test counts requests or outcomes and tests no deadline, so "
+        "its fetch settings get deadlines any machine load meets (tests/fetch/conftest.py)")
 
 
 @pytest.fixture(autouse=True)

@@ -82,9 +82,17 @@ async def fetcher(settings: Settings) -> AsyncIterator[HttpFetcher]:
         yield client
 
 
+# Deadlines any machine load meets, where a test counts requests or outcomes and tests no
+# deadline: a read slowed by a busy machine must not turn into a retry or a timeout.
+ROOM = {"timeout": 60.0, "connect_timeout": 30.0, "read_timeout": 30.0}
+
+
 @pytest.fixture
-def make_settings() -> Callable[..., Settings]:
-    return fast_settings
+def make_settings(request: pytest.FixtureRequest) -> Callable[..., Settings]:
+    """``fast_settings``; with deadlines from ``ROOM`` (overridable) for a ``patient`` test."""
+    if request.node.get_closest_marker("patient") is None:
+        return fast_settings
+    return lambda **overrides: fast_settings(**{**ROOM, **overrides})
 
 
 @pytest.fixture

@@ -5,25 +5,13 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from pipeline.core.settings import Settings
 from pipeline.fetch import FetchError, HttpFetcher
 from pipeline.fetch.base import Validators
-from tests.fetch.conftest import fast_settings
 
-pytestmark = pytest.mark.usefixtures("connect_log")
+pytestmark = [pytest.mark.usefixtures("connect_log"), pytest.mark.patient]
 
 ETAG = '"v1"'
 MODIFIED = "Wed, 01 Jan 2025 00:00:00 GMT"
-
-
-@pytest.fixture
-def make_settings():
-    """These tests count requests, so a read slowed by a loaded machine must not become a
-    retry: deadlines long enough for any load (none of them is tested here)."""
-    def settings(**overrides) -> Settings:
-        return fast_settings(**{"timeout": 20.0, "connect_timeout": 10.0, "read_timeout": 10.0,
-                                **overrides})
-    return settings
 
 
 def conditional_app() -> tuple[web.Application, list[tuple[str, str, dict[str, str]]]]:

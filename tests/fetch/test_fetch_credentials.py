@@ -9,7 +9,7 @@ from aiohttp import web
 from pipeline.fetch import HttpFetcher
 from tests.fetch.test_fetch_resolver import FakeResolver
 
-pytestmark = pytest.mark.usefixtures("connect_log")
+pytestmark = [pytest.mark.usefixtures("connect_log"), pytest.mark.patient]
 
 
 def recording_app(name: str, seen: list[tuple[str, str, dict[str, str]]],

@@ -9,6 +9,7 @@ import struct
 import pytest
 
 from pipeline.fetch import FetchError, HttpFetcher
+from tests.fetch.conftest import ROOM
 
 pytestmark = pytest.mark.usefixtures("connect_log")
 
@@ -66,13 +67,12 @@ CASES = {
 }
 
 
-# Every case ends by itself (a protocol error, a closed connection): the deadlines get room,
-# so a busy machine cannot turn one into a timeout.
-ROOM = {"timeout": 60.0, "read_timeout": 30.0, "connect_timeout": 30.0}
 
 
 @pytest.mark.parametrize("case", list(CASES))
 async def test_garbage_is_a_network_error(make_settings, raw_server, case):
+    # Every case ends by itself (a protocol error, a closed connection): the deadlines get
+    # room, so a busy machine cannot turn one into a timeout.
     async with raw_server(CASES[case]) as base, \
             HttpFetcher(make_settings(retries=0, head=False, **ROOM)) as client:
         with pytest.raises(FetchError) as info:

@@ -14,7 +14,7 @@ from aiohttp import web
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.head_trust import HeadTrust
-from tests.fetch.conftest import fast_settings, serve_app
+from tests.fetch.conftest import ROOM, fast_settings, serve_app
 
 SMALL = b"<p>small page</p>"
 HUGE = 200 * 1024  # over fast_settings' 64 KiB cap
@@ -53,7 +53,7 @@ async def trusting(
     """A counting server and a fetcher with ``head_trust``: (base URL, fetcher, requests).
     Deadlines get room: a retry after a stall on a loaded machine would change the counts."""
     requests: Counter[tuple[str, str]] = Counter()
-    roomy = dict(timeout=60.0, connect_timeout=30.0, read_timeout=30.0) | settings
+    roomy = ROOM | settings
     async with serve_app(counting_app(requests)) as base, \
             HttpFetcher(fast_settings(head_trust=head_trust, **roomy)) as fetcher:
         yield base, fetcher, requests

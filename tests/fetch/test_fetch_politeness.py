@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from pipeline.fetch import FetchError, HttpFetcher
+from tests.fetch.conftest import ROOM
 
 pytestmark = pytest.mark.usefixtures("connect_log")
 
@@ -41,14 +42,12 @@ def tracking_app(together: int = 1) -> tuple[web.Application, dict[str, int]]:
 
 
 GATHER_WAIT = 5.0  # only a client that never sends `together` requests at once waits this
-# Timers far beyond any wait here: no request times out because the machine is busy.
-PATIENT = {"timeout": 30.0, "connect_timeout": 10.0, "read_timeout": 10.0}
 
 
 async def test_per_host_concurrency_seen_by_the_server(make_settings, app_server):
     app, stats = tracking_app(together=2)
     async with app_server(app) as base, \
-            HttpFetcher(make_settings(per_host=2, head=False, **PATIENT)) as client:
+            HttpFetcher(make_settings(per_host=2, head=False, **ROOM)) as client:
         await asyncio.gather(*(client.fetch(f"{base}/{n}") for n in range(10)))
     assert stats["total"] == 10 and stats["peak"] == 2
 
@@ -59,7 +58,7 @@ async def test_a_hanging_host_does_not_stall_another(make_settings, app_server, 
 
     app, _ = tracking_app()
     async with app_server(app) as fast, raw_server(hang) as slow, \
-            HttpFetcher(make_settings(per_host=1, retries=0, **PATIENT)) as client:
+            HttpFetcher(make_settings(per_host=1, retries=0, **ROOM)) as client:
         stuck = [asyncio.create_task(client.fetch(f"{slow}/{n}")) for n in range(3)]
         await asyncio.sleep(0)  # the first one holds the slow host's only place
         results = await asyncio.gather(*(client.fetch(f"{fast}/{n}") for n in range(5)))
@@ -91,7 +90,8 @@ async def test_untrusted_certificate_is_a_network_error_not_retried(make_setting
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        async with HttpFetcher(make_settings()) as client:
+        # ROOM: a handshake slowed by a busy machine must not end as a connect timeout.
+        async with HttpFetcher(make_settings(**ROOM)) as client:
             with pytest.raises(FetchError) as info:
                 await client.fetch(f"https://127.0.0.1:{port}/")
     finally:

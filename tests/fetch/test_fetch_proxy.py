@@ -11,7 +11,7 @@ from pipeline.fetch import FetchError, HttpFetcher
 from tests.fetch.test_fetch_resolver import FakeResolver
 from tests.support.forward_proxy import forward_proxy
 
-pytestmark = pytest.mark.usefixtures("connect_log")
+pytestmark = [pytest.mark.usefixtures("connect_log"), pytest.mark.patient]
 
 
 def echo_app() -> web.Application:

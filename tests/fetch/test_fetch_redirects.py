@@ -9,7 +9,7 @@ from aiohttp import web
 
 from pipeline.fetch import FetchError, HttpFetcher
 
-pytestmark = pytest.mark.usefixtures("connect_log")
+pytestmark = [pytest.mark.usefixtures("connect_log"), pytest.mark.patient]
 
 
 def redirect_app(routes: dict[str, tuple[int, dict[str, str]]]) -> tuple[web.Application, Counter]:

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from pipeline.fetch import FetchError, HttpFetcher
 
-pytestmark = pytest.mark.usefixtures("connect_log")
+pytestmark = [pytest.mark.usefixtures("connect_log"), pytest.mark.patient]
 
 
 def site(robots_status: int, robots_body: str = "") -> tuple[web.Application, Counter]:
