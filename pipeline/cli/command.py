@@ -92,7 +92,7 @@ _HELP = {
     "workers": "handler worker processes in all (a sharded run shares them out among its "
     "shard processes); default: the machine's cores ({default})",
     "processes": "run the input as N shards in N processes at once (needs -o OUT_DIR; "
-    "see README 'Scaling out'); default: {default}",
+    "see docs/batch.md 'Scaling out'); default: {default}",
     "user_agent": "User-Agent header sent with every request",
     "instruction": "what the compressor should keep (with --compress)",
     "extract_backend": "extract provider(s) in order of preference",

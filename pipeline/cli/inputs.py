@@ -23,7 +23,7 @@ from pipeline.fetch.local_files import LocalFiles
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("input (see README 'Inputs')")
+    group = parser.add_argument_group("input (see docs/inputs.md)")
     group.add_argument("--input-format", choices=(*INPUT_FORMATS, "warc"), default=None,
                        help="lines: the first field of each line is the URL; csv/tsv (a header "
                        "row) and jsonl: one column is, the others travel as the record's "
