@@ -155,8 +155,49 @@ def _dateline_like(text: str) -> bool:
     return len(text) < 80 and len(text.split()) < 12 and not _SENTENCE_END.search(text)
 
 
+_WORD = re.compile(r"[^\W\d_]")  # a letter: prose has them; a price or a counter has none
+
+
+def _line_break(node: etree._Element) -> bool:
+    return isinstance(node.tag, str) and (node.tag in BLOCK_TAGS or node.tag == "br")
+
+
+def _alone_on_its_line(element: etree._Element, main: etree._Element) -> bool:
+    """Whether an inline element is all the words of the line it is shown on (a headline
+    link among blocks) rather than words inside a line of prose ("Call <code>f()</code>
+    with…"). The line runs to the nearest block or ``<br>`` on each side; in a heading,
+    every line is the header's (a headline link beside its date)."""
+    block = next((a for a in element.iterancestors() if a.tag in BLOCK_TAGS), None)
+    if block is not None and block.tag in _HEADINGS:
+        return True
+    node = element
+    while (parent := node.getparent()) is not None:
+        if _WORD.search(node.tail or ""):
+            return False
+        for after in node.itersiblings():
+            if _line_break(after):
+                break
+            if _WORD.search(text_of(after)) or _WORD.search(after.tail or ""):
+                return False
+        for before in node.itersiblings(preceding=True):
+            if _WORD.search(before.tail or ""):
+                return False  # after a block, its tail still shares the line
+            if _line_break(before):
+                break
+            if _WORD.search(text_of(before)):
+                return False
+        else:  # nothing breaks the line before it here: the parent's own text leads it
+            if _WORD.search(parent.text or ""):
+                return False
+        if parent is main or parent.tag in BLOCK_TAGS:
+            return True
+        node = parent
+    return True  # inside a block already dropped
+
+
 def _strip_header(main: etree._Element, title: str | None, byline: str | None) -> None:
-    """Drop headline, byline and dateline blocks before the first real paragraph."""
+    """Drop headline, byline and dateline blocks before the first real paragraph: whole
+    blocks, or inline elements alone on their line, never words inside a line of prose."""
     wanted_title = _squash(title or "")
     wanted_byline = _squash(byline or "")
     byline_pattern = (re.compile(rf"\b{re.escape(wanted_byline)}\b")
@@ -173,6 +214,8 @@ def _strip_header(main: etree._Element, title: str | None, byline: str | None) -
         # Leaf-ish blocks only: a container holding the article must not be judged whole.
         if any(c.tag in BLOCK_TAGS for c in element):
             continue
+        if element.tag not in BLOCK_TAGS and not _alone_on_its_line(element, main):
+            continue  # a word of the prose ("explains <b>quickstart</b>"), even the title's
         text = (heading_text(element).lower() if element.tag in _HEADINGS
                 else _squash(text_of(element)))
         if not text:
