@@ -1,11 +1,12 @@
 """``--dedup exact|near``: mark each record whose text an earlier record already has.
 
-Records are compared in the order they are written (with ``--ordered``, input order): a
-record whose text matches one before it gets ``duplicate_of``, that record's ``index`` (the
-lowest, when several distinct ones match); it keeps its content unless
-``--drop-duplicates`` (then it is ``filtered``). Only distinct texts are remembered, since a
-duplicate's text is there already; the memory figures are benchmarks/README.md's
-("Duplicates"):
+Records are compared in the order they are written, which with ``--dedup`` is input order
+(the run is ``--ordered``: :func:`pipeline.batch.run.engine_settings`), so of two copies the
+earlier input line is the original: a record whose text matches one before it gets
+``duplicate_of``, that record's ``index`` (the lowest, when several distinct ones match); it
+keeps its content unless ``--drop-duplicates`` (then it is ``filtered``). Only distinct texts
+are remembered, since a duplicate's text is there already; the memory figures are
+benchmarks/README.md's ("Duplicates"):
 
 * ``exact``: the text with its white space normalised (runs of it one space, none at the
   ends), as a 16-byte BLAKE2b digest — about 90 bytes per distinct record.
