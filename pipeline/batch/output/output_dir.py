@@ -41,7 +41,7 @@ _ITEM_FLAGS: dict[str, tuple[str, Any]] = {
     "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
     "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
     "exclude": ("--exclude", []), "same_host": ("--same-host", False),
-    "warc_inputs": ("WARC inputs", None)}
+    "warc_inputs": ("WARC inputs", None), "warc_captures": ("--warc-captures", "last")}
 
 
 def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
