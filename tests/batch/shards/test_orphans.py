@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -116,3 +117,51 @@ async def test_shards_left_by_a_killed_driver_stop_quietly_and_resume_cleans_up(
     assert code == 0, stderr_text
     assert [r["index"] for r in merged(out, tmp_path)] == list(range(20 * len(bases)))
     assert not any(out.glob(".items-*"))  # cleaned by the next run
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+async def test_shards_die_with_a_killed_driver_and_a_resume_waits_for_old_writers(tmp_path):
+    """After ``kill -9`` of the driver no shard process writes another record (the pages
+    they wait for are answered only once the driver is gone); a resume refuses, in one line,
+    while a shard's lock is held, and then gives every record once."""
+    release = asyncio.Event()
+    async with hosts(4, release, shards=2) as bases:
+        urls = write_urls(tmp_path / "urls.txt",
+                          [f"{base}/p/{n}" for n in range(20) for base in bases])
+        out = tmp_path / "out"
+        flags = ["-o", str(out), "--processes", "2", *LOOPBACK]
+        proc = await start_cli(str(urls), *flags)
+        partials = [out / f"part-{k:05d}-of-00002.jsonl.partial" for k in (0, 1)]
+        await wait_for_lines(partials, QUICK * len(bases))
+        left = descendants(proc.pid)
+        proc.kill()
+        while alive(proc.pid):  # not proc.wait(): that waits for its pipes, held by them all
+            await asyncio.sleep(0.01)
+        release.set()  # what a surviving shard would now extract and write
+        for _ in range(600):
+            if not any(alive(pid) for pid in left):
+                break
+            await asyncio.sleep(0.1)
+        survivors = [pid for pid in left if alive(pid)]
+        for pid in survivors:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        assert survivors == []
+        await proc.wait()
+        written = [r["url"] for path in partials if path.exists() for r in read_records(path)]
+        assert all(int(url.rsplit("/", 1)[1]) < QUICK for url in written), written
+        with open(out / ".part-00000-of-00002.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a writer still running
+            code, stderr_text = await run_cli(str(urls), *flags, "--resume")
+        assert code == 2 and len(stderr_text.strip().splitlines()) == 1, stderr_text
+        assert "still being written by another process" in stderr_text
+        code, stderr_text = await run_cli(str(urls), *flags, "--resume")
+    assert code == 0, stderr_text
+    assert [r["index"] for r in merged(out, tmp_path)] == list(range(20 * len(bases)))
