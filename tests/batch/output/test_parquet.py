@@ -143,6 +143,18 @@ def _pyarrow_present():
     parquet_sink._pyarrow()
 
 
+def stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, write_table) -> tuple[Path, Path]:
+    """Run over URLS to out.parquet with ``write_table`` in pyarrow's place: exit 74, said
+    on stderr. Returns the listing and the output."""
+    monkeypatch.setattr(pq, "write_table", write_table)
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(URLS) + "\n")
+    out = tmp_path / "out.parquet"
+    assert cli.main([str(listing), "-o", str(out), *QUIET], fetcher=text_fetcher(URLS)) == 74
+    assert "No space left on device" in capsys.readouterr().err
+    return listing, out
+
+
 def test_a_full_disk_stops_the_run_with_exit_74_and_whole_parts_only(tmp_path, monkeypatch,
                                                                       capsys):
     monkeypatch.setattr(parquet_sink, "GROUP_RECORDS", 3)
@@ -156,12 +168,7 @@ def test_a_full_disk_stops_the_run_with_exit_74_and_whole_parts_only(tmp_path, m
         return real_write(table, where, **options)
 
     real_write = pq.write_table
-    monkeypatch.setattr(pq, "write_table", full_after_one)
-    listing = tmp_path / "urls.txt"
-    listing.write_text("\n".join(URLS) + "\n")
-    out = tmp_path / "out.parquet"
-    assert cli.main([str(listing), "-o", str(out), *QUIET], fetcher=text_fetcher(URLS)) == 74
-    assert "No space left on device" in capsys.readouterr().err
+    listing, out = stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, full_after_one)
     # the torn part is gone; the records it was to hold wait in a journal
     assert [p.name for p in out.iterdir() if not p.name.startswith(".journal-")] == [
         "part-00000.parquet"]
@@ -181,12 +188,7 @@ def test_a_full_disk_before_the_first_part_loses_no_finished_record(tmp_path, mo
         raise OSError(28, "No space left on device")
 
     real_write = pq.write_table
-    monkeypatch.setattr(pq, "write_table", full)
-    listing = tmp_path / "urls.txt"
-    listing.write_text("\n".join(URLS) + "\n")
-    out = tmp_path / "out.parquet"
-    assert cli.main([str(listing), "-o", str(out), *QUIET], fetcher=text_fetcher(URLS)) == 74
-    assert "No space left on device" in capsys.readouterr().err
+    listing, out = stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, full)
     assert parquet_sink.parts_in(out) == []
     assert cli.main([str(listing), "-o", str(out), *QUIET]) == 2  # it holds records
     capsys.readouterr()
