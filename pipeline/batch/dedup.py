@@ -1,16 +1,18 @@
 """``--dedup exact|near``: mark each record whose text an earlier record already has.
 
-Records are compared in the order they are written (with ``--ordered``, input order): a
-record whose text matches one before it gets ``duplicate_of``, that record's ``index`` (the
-lowest, when several distinct ones match); it keeps its content unless
-``--drop-duplicates`` (then it is ``filtered``). Only distinct texts are remembered, since a
-duplicate's text is there already; the memory figures are benchmarks/README.md's
-("Duplicates"):
+Records are compared in the order they are written, which with ``--dedup`` is input order
+(the run is ``--ordered``: :func:`pipeline.batch.run.engine_settings`), so of two copies the
+earlier input line is the original: a record whose text matches one before it gets
+``duplicate_of``, that record's ``index`` (the lowest, when several distinct ones match); it
+keeps its content unless ``--drop-duplicates`` (then it is ``filtered``). Only distinct texts
+are remembered, since a duplicate's text is there already; the memory figures are
+benchmarks/README.md's ("Duplicates"):
 
 * ``exact``: the text with its white space normalised (runs of it one space, none at the
   ends), as a 16-byte BLAKE2b digest — about 90 bytes per distinct record.
 * ``near``: MinHash (``rensa``, extra ``[dedup]``: :data:`NUM_PERM` permutations) over
-  :data:`SHINGLE_WORDS`-word shingles of the lower-cased text without markdown link
+  :data:`SHINGLE_WORDS`-word shingles (in Chinese and Japanese, where no space separates
+  words, each character is a word) of the lower-cased text without markdown link
   targets (the same page under another URL resolves its relative links elsewhere), LSH
   (:data:`BANDS` bands) for candidates, and a match when the estimated Jaccard
   similarity is at least :data:`NEAR_THRESHOLD` — about 2.1 KB per distinct record.
@@ -37,6 +39,10 @@ BANDS = 16  # of 8 rows: a pair at Jaccard 0.8 shares a band with probability 0.
 SEED = 26  # fixed, so a resumed run and merge hash as the first run did
 # a link target, one level of parentheses inside; atomic: the choices cannot overlap anyway
 _LINK_TARGET = re.compile(r"\]\((?>(?:[^()]|\([^()]*\))*)\)")
+# Chinese and Japanese write no spaces between words: each of their characters is a word
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana, Han ideographs
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_CJK_WORDS = re.compile(f"[{_CJK}]|[^{_CJK}]+")
 
 
 def normalized(text: str) -> str:
@@ -44,10 +50,19 @@ def normalized(text: str) -> str:
     return " ".join(text.split())
 
 
+def words_of(text: str) -> list[str]:
+    """The words of ``text``: split at white space, and each Chinese or Japanese character
+    (kana, Han) a word of its own, since those scripts put no space between words."""
+    words = text.split()
+    if _HAS_CJK.search(text) is None:
+        return words
+    return [piece for word in words for piece in _CJK_WORDS.findall(word)]
+
+
 def shingles(text: str, size: int = SHINGLE_WORDS) -> list[str]:
-    """The ``size``-word shingles of ``text`` (lower-cased, markdown link targets removed);
-    a text of fewer words is one shingle."""
-    words = _LINK_TARGET.sub("]", text).lower().split()
+    """The ``size``-word shingles of ``text`` (lower-cased, markdown link targets removed;
+    words as :func:`words_of` has them); a text of fewer words is one shingle."""
+    words = words_of(_LINK_TARGET.sub("]", text).lower())
     if len(words) <= size:
         return [" ".join(words)]
     return list(map(" ".join, zip(*(words[start:] for start in range(size)), strict=False)))

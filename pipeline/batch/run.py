@@ -155,6 +155,15 @@ def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] 
     return deduplicator.mark
 
 
+def engine_settings(settings: Settings) -> Settings:
+    """The engine's settings: with ``--dedup``, records are written (and so marked) in input
+    order, so the earliest line of two copies is the original whichever finishes first, and
+    a stopped run leaves an input-order prefix for ``--resume``."""
+    if settings.dedup == "off" or settings.ordered:
+        return settings
+    return settings.model_copy(update={"ordered": True})
+
+
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
                         settings: Settings, *, registry: HandlerRegistry,
                         fetcher: Fetcher | None = None, on_record: OnRecord | None = None,
@@ -215,8 +224,9 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                     archive.raise_failure()  # no record after a response the WARC lacks
                     output.write(record)
             try:
-                engine = BatchEngine(settings, extract, write, done=output.done or None,
-                                     on_record=on_record, mark=marker(settings, output))
+                engine = BatchEngine(engine_settings(settings), extract, write,
+                                     done=output.done or None, on_record=on_record,
+                                     mark=marker(settings, output))
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():

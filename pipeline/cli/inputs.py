@@ -31,6 +31,10 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                        "whose response records are extracted without fetching (extra "
                        "'warc'); default: by the file's name (.csv, .tsv, .jsonl, .warc, "
                        ".warc.gz), else lines")
+    group.add_argument("--warc-captures", choices=("last", "all"), default=None,
+                       help="with --input-format warc, a URL captured several times (a "
+                       "retried fetch): one record from its last capture (default), or one "
+                       "per capture")
     group.add_argument("--url-column", metavar="NAME|N",
                        help="the URL column of a table (N counts from 1); default: the "
                        "column named 'url', else the first")
@@ -103,6 +107,8 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
                            "reads it as URL lines)")
     if args.input_format == "warc":
         return _warc_input(args, expand)
+    if getattr(args, "warc_captures", None) is not None:
+        raise UsageError("--warc-captures goes with --input-format warc")
     if getattr(args, "more_inputs", None):
         raise UsageError(f"one URL list at a time (several inputs go with --input-format "
                          f"warc): {args.more_inputs[0]!r}")
@@ -145,5 +151,9 @@ def _warc_input(args: argparse.Namespace, expand: ExpandOptions) -> RunInput:
     for path in paths:
         if not os.path.exists(path):
             raise UsageError(f"no such file: {path}")
+        if not (os.path.isfile(path) or os.path.isdir(path)):  # opening a FIFO would block
+            raise UsageError(f"{path} is not a file nor a directory (a FIFO, socket or "
+                             "device): WARC input reads files")
     require_fastwarc("--input-format warc")
-    return RunInput(args.urls, "warc", None, expand, WarcRecords(), tuple(paths[1:]))
+    return RunInput(args.urls, "warc", None, expand, WarcRecords(), tuple(paths[1:]),
+                    getattr(args, "warc_captures", None) or "last")

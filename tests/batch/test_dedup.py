@@ -199,3 +199,34 @@ async def test_a_stopped_ordered_run_with_marks_writes_an_input_order_prefix():
     stop.set()
     await asyncio.wait_for(running, 5)
     assert [(r.index, r.duplicate_of) for r in written] == [(0, None), (1, 0)]
+
+
+HAN = [chr(code) for code in range(0x4E00, 0x4E00 + 600)]
+KANA = [chr(code) for code in range(0x3042, 0x3094)]
+
+
+def cjk_text(rng: random.Random, letters: list[str], length: int = 400) -> str:
+    """A text without spaces, in sentences ending with the ideographic full stop."""
+    sentences = ("".join(rng.choices(letters, k=rng.randint(15, 30))) + "。"
+                 for _ in range(length // 22))
+    return "".join(sentences)
+
+
+@pytest.mark.parametrize("letters", [HAN, HAN + KANA], ids=["chinese", "japanese"])
+def test_near_marks_a_chinese_or_japanese_copy_and_not_another_text(letters):
+    """No space between words: each character is a word, so shingles are characters."""
+    rng = random.Random(7)
+    first, other = cjk_text(rng, letters), cjk_text(rng, letters)
+    copy = list(first)
+    for place in rng.sample(range(len(copy)), 3):
+        copy[place] = "字"
+    records = [record(0, first), record(1, other),
+               record(2, "导航 首页\n\n" + "".join(copy) + "\n\n版权所有")]
+    assert marks(Deduplicator("near"), records) == [None, None, 0]
+
+
+def test_words_are_characters_only_in_scripts_without_spaces():
+    assert dedup.words_of("Ein Satz, 中文字 and かな。ok") == [
+        "Ein", "Satz,", "中", "文", "字", "and", "か", "な", "。ok"]
+    korean = "한국어 문장은 띄어 씁니다 여기 있어요"  # spaces between words: split as before
+    assert shingles(korean, 5)[0] == "한국어 문장은 띄어 씁니다 여기"

@@ -132,3 +132,42 @@ def exchange(url: str, body: bytes, **fields: object) -> Exchange:
                         sent=datetime.now(UTC))
     values.update(fields)
     return Exchange(**values)
+
+
+def pages_warc(path: Path, count: int, *, gzipped: bool, bad: int | None = None,
+               content_length: bytes = b"") -> list[str]:
+    """A WARC of ``count`` HTML response records (http://example.test/N), one gzip member
+    each when ``gzipped``; record ``bad`` announces ``content_length`` as its Content-Length
+    (as is: too short, negative, not a number, too large). Returns the URLs in order."""
+    urls, parts = [], []
+    for n in range(count):
+        buffer = io.BytesIO()
+        writer = WARCWriter(buffer, gzip=False, warc_version="1.1")
+        url = f"http://example.test/{n}"
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(
+            url, "response", payload=io.BytesIO(article(f"Page {n}")),
+            http_headers=http))  # type: ignore[arg-type]
+        raw = buffer.getvalue()
+        if n == bad:
+            head, blank, rest = raw.partition(b"\r\n\r\n")
+            raw = b"\r\n".join(b"Content-Length: " + content_length
+                               if line.lower().startswith(b"content-length:") else line
+                               for line in head.split(b"\r\n")) + blank + rest
+        parts.append(gzip.compress(raw) if gzipped else raw)
+        urls.append(url)
+    path.write_bytes(b"".join(parts))
+    return urls
+
+
+def warcio_responses(path: Path) -> list[str]:
+    """The target URIs of the response records warcio reads, up to where it gives up."""
+    found: list[str] = []
+    with open(path, "rb") as handle:
+        try:
+            for record in ArchiveIterator(handle):
+                if record.rec_type == "response":
+                    found.append(record.rec_headers.get_header("WARC-Target-URI"))
+        except Exception:  # where warcio gives up is what is compared
+            pass
+    return found

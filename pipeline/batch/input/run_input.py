@@ -42,8 +42,9 @@ class ExpandOptions:
 class RunInput:
     """A run's input: ``path`` (``-``: stdin; None: no list) in ``format``, then the roots
     of ``expand``; ``local_files`` when ``--allow-files`` allows them. With ``format``
-    ``warc``, ``path`` and ``more`` are WARC files, directories or lists of them, and
-    ``local_files`` reads their records back."""
+    ``warc``, ``path`` and ``more`` are WARC files, directories or lists of them,
+    ``local_files`` reads their records back and ``captures`` says which records of a URL
+    captured several times are items."""
 
     path: str | None = None
     format: str = "lines"
@@ -51,6 +52,7 @@ class RunInput:
     expand: ExpandOptions = field(default_factory=ExpandOptions)
     local_files: LocalSource | None = None
     more: tuple[str, ...] = ()
+    captures: str = "last"  # --warc-captures: a URL's last response record, or all of them
 
     @contextlib.contextmanager
     def file_items(self) -> Iterator[Iterator[InputItem]]:
@@ -61,7 +63,7 @@ class RunInput:
         if self.format == "warc":
             from pipeline.batch.input.warc_in import warc_items
 
-            yield warc_items((self.path, *self.more))
+            yield warc_items((self.path, *self.more), captures=self.captures)
             return
         source = open_input(self.path)
         try:
@@ -82,6 +84,7 @@ class RunInput:
                     for name, value in asdict(self.expand).items()}}
         if self.format == "warc" and self.path is not None:
             found["warc_inputs"] = [os.path.abspath(path) for path in (self.path, *self.more)]
+            found["warc_captures"] = self.captures
         return found
 
     def credential_scope(self, settings: Settings) -> CredentialScope | None:

@@ -8,6 +8,8 @@ is the record's ``WARC-Target-URI``, its ``index`` its position among those reco
 whole input, ``source`` says ``FILE@OFFSET`` (the offset of the record, or of its gzip
 member) and ``locator`` where to read it back. Other records (``warcinfo``, ``request``,
 ``metadata``, ``revisit``, …, and responses of other schemes such as ``dns:``) are skipped.
+A URL captured several times (a retried fetch archives each attempt) gives one item, its last
+capture in input order, unless ``--warc-captures all`` asks for every one.
 A file that cannot be read and a malformed or torn record give an item with a problem (an
 error record); reading goes on at the next gzip member or ``WARC/`` line.
 
@@ -24,7 +26,7 @@ import os
 import re
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -110,20 +112,50 @@ def warc_files(inputs: Sequence[str]) -> Iterator[tuple[str, str | None]]:
                 yield line, f"cannot read {line[:200]}: {exc}"
 
 
-def warc_items(inputs: Sequence[str], start: int = 0) -> Iterator[InputItem]:
-    """The items of the WARC inputs (see the module docstring), numbered from ``start``."""
+CAPTURES = ("last", "all")  # --warc-captures: which captures of a URL become items
+
+
+def warc_items(inputs: Sequence[str], start: int = 0,
+               captures: str = "last") -> Iterator[InputItem]:
+    """The items of the WARC inputs (see the module docstring), numbered from ``start``:
+    with ``captures`` ``last`` one per URL, its last response record in input order (a
+    retried fetch archives each attempt: its final response is the last); ``all``: every
+    response record."""
+    found: Iterable[_Found] = _found(inputs)
+    if captures == "last":
+        found = _last_captures(found)
     index = start
+    for path, offset, url, problem in found:
+        if offset is None:  # a file that cannot be read
+            yield InputItem(index, path, problem, {"source": path}, "invalid_url")
+        else:
+            source = f"{path}@{offset}"
+            yield InputItem(index, url or source, problem, {"source": source},
+                            "decode", locator=f"{os.path.abspath(path)}@{offset}")
+        index += 1
+
+
+_Found = tuple[str, int | None, str | None, str | None]  # path, offset, URL, problem
+
+
+def _found(inputs: Sequence[str]) -> Iterator[_Found]:
+    """Each response record and malformed stretch of the inputs, and each input that cannot
+    be read (offset None), in order."""
     for path, problem in warc_files(inputs):
         if problem is not None:
-            yield InputItem(index, path, problem, {"source": path}, "invalid_url")
-            index += 1
+            yield path, None, None, problem
             continue
-        real = os.path.abspath(path)
         for offset, url, trouble in records(path):
-            source = f"{path}@{offset}"
-            yield InputItem(index, url or source, trouble, {"source": source},
-                            "decode", locator=f"{real}@{offset}")
-            index += 1
+            yield path, offset, url, trouble
+
+
+def _last_captures(found: Iterable[_Found]) -> Iterator[_Found]:
+    """``found`` without the response records whose URL a later one has. Every input is
+    read before the first item (what is found is held: ~200 bytes a record)."""
+    held = list(found)
+    last = {url: n for n, (_, _, url, problem) in enumerate(held) if problem is None}
+    return (entry for n, entry in enumerate(held)
+            if entry[3] is not None or last.get(entry[2]) == n)
 
 
 def _http_url(url: str | None) -> bool:
@@ -133,7 +165,9 @@ def _http_url(url: str | None) -> bool:
 def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
     """(offset, target URI, problem) of each http(s) ``response`` record of a WARC file and
     of each malformed stretch (one problem for it; reading resumes at the next gzip member or
-    ``WARC/`` line found after it)."""
+    ``WARC/`` line found after it). A wrong Content-Length costs no other record: when what
+    follows a record does not parse, or its length runs past the next record, reading resumes
+    at the next record start after that record's own (as warcio does)."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     with open(path, "rb") as handle:
@@ -145,6 +179,7 @@ def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
             handle.seek(position)
             reading: int | None = position  # the record a failure now would be in
             offset = last = position
+            overran: int | None = None  # where the record after one too long starts
             try:
                 for record in ArchiveIterator(handle, parse_http=False,
                                               max_header_len=_MAX_HEADER):
@@ -162,14 +197,22 @@ def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
                     if kind == WarcRecordType.unknown and "WARC-Type" not in record.headers:
                         yield offset, url, "malformed WARC record (no WARC-Type header)"
                     elif record.consume() < length:
-                        yield offset, url, (f"torn WARC record: the file ends inside it "
-                                            f"({length} bytes announced)")
-                        return
+                        overran = _next_start(handle, offset + 1, gzipped)
+                        if overran is None:
+                            yield offset, url, (f"torn WARC record: the file ends inside it "
+                                                f"({length} bytes announced)")
+                            return
+                        yield offset, url, (f"malformed WARC record: its Content-Length "
+                                            f"({length}) runs past the next record")
+                        break
                     elif kind == WarcRecordType.response and _http_url(url):
                         yield offset, url, None
                     reported = False
                     reading = None
                     last = offset + 1
+                if overran is not None:
+                    position = overran
+                    continue
                 if offset > position or last > position:  # a record was read: what follows it?
                     tail = _after_last(handle, offset, gzipped, size)
                     if tail is not None:
@@ -178,13 +221,20 @@ def records(path: str) -> Iterator[tuple[int, str | None, str | None]]:
                                            else "bytes after the last WARC record")
                 return
             except (OSError, ValueError) as exc:
-                bad = reading if reading is not None else _next_start(handle, offset + 1,
-                                                                      gzipped)
+                if reading is None:
+                    # What follows the whole record at ``offset`` is no record (its
+                    # Content-Length was short): go on at the next record start after it,
+                    # which is reported if it does not parse either.
+                    following = _next_start(handle, offset + 1, gzipped)
+                    if following is None:
+                        yield offset + 1, None, f"malformed WARC record: {exc}"
+                        return
+                    position = following
+                    continue
                 if not reported:
-                    yield (offset + 1 if bad is None else bad), None, \
-                        f"malformed WARC record: {exc}"
+                    yield reading, None, f"malformed WARC record: {exc}"
                     reported = True
-                following = None if bad is None else _next_start(handle, bad + 1, gzipped)
+                following = _next_start(handle, reading + 1, gzipped)
                 if following is None:
                     return
                 position = following

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.batch.output.output_dir import OutputDir, holds_a_run
-from pipeline.batch.output.parquet_sink import is_parquet, parts_in
+from pipeline.batch.output.parquet_sink import is_parquet, journals_in, parts_in
 from pipeline.core.errors import UsageError
 
 FileId = tuple[int, int]  # (device, inode)
@@ -119,7 +119,8 @@ def _check_parquet(path: str, *, resume: bool, overwrite: bool, hint: str = _HIN
                          "it or choose another name)")
     if not folder.exists() and not folder.absolute().parent.is_dir():
         raise UsageError(f"cannot write {path}: no such directory {folder.absolute().parent}")
-    if folder.is_dir() and parts_in(folder) and not (resume or overwrite):
+    if folder.is_dir() and (parts_in(folder) or journals_in(folder)) and not (
+            resume or overwrite):
         raise UsageError(f"{path} already holds records: {hint}")
 
 

@@ -9,16 +9,20 @@ The directory::
                                      appends to it)
     part-00003-of-00008.jsonl        shard 3 once complete (renamed)
     part-00003-of-00008.done         then its summary (JSON): the shard is done
+    .part-00003-of-00008.lock        locked (flock) by the process writing shard 3 (removed
+                                     once it is done)
     _SUCCESS                         every shard is done
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +45,7 @@ _ITEM_FLAGS: dict[str, tuple[str, Any]] = {
     "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
     "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
     "exclude": ("--exclude", []), "same_host": ("--same-host", False),
-    "warc_inputs": ("WARC inputs", None)}
+    "warc_inputs": ("WARC inputs", None), "warc_captures": ("--warc-captures", "last")}
 
 
 def _write_atomically(path: Path, data: bytes, *, replace: bool = True) -> bool:
@@ -174,6 +178,29 @@ class OutputDir:
         for path in (self.marker(shard), self.part(shard), self.partial(shard), self.success):
             path.unlink(missing_ok=True)
 
+    def lock_path(self, shard: int) -> Path:
+        return self.path / f".{self._stem(shard)}.lock"  # hidden: not one of the parts
+
+    @contextlib.contextmanager
+    def writing(self, shard: int) -> Iterator[None]:
+        """Hold shard ``shard``'s lock while writing it: a ``UsageError`` when another
+        process holds it (a writer of an earlier run still running). The kernel lets go of
+        it when the holder dies, however it dies."""
+        with open(self.lock_path(shard), "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(
+                    f"{self.path}: shard {shard} of {self.shards} is still being written by "
+                    "another process (an earlier run's): let it end, then --resume") from None
+            yield
+
+    def check_idle(self, shards: Iterable[int]) -> None:
+        """A ``UsageError`` when another process is writing one of ``shards``."""
+        for shard in shards:
+            with self.writing(shard):
+                pass
+
     def resumable_part(self, shard: int) -> Path:
         """The file a shard run appends to: its partial part (a complete part whose marker
         was never written is taken back, so the run ends by writing the marker)."""
@@ -187,6 +214,7 @@ class OutputDir:
         once every shard is done."""
         os.replace(self.partial(shard), self.part(shard))
         _write_atomically(self.marker(shard), json.dumps(summary).encode() + b"\n")
+        self.lock_path(shard).unlink(missing_ok=True)  # done: no writer will come back
         if not self.pending():
             self.success.touch()
 

@@ -6,8 +6,13 @@
 whichever comes first) and each group is written as a part of its own by a writer thread,
 under a hidden temporary name then renamed, so memory stays bounded and every part that
 exists is whole: the directory can be read (``pandas.read_parquet``,
-``pyarrow.dataset``) while the run goes on, and ``--resume`` reads the parts written. A
-crash loses the records still buffered; ``--resume`` does their URLs again.
+``pyarrow.dataset``) while the run goes on, and ``--resume`` reads the parts written.
+
+The records of the group being buffered are also appended to a hidden journal,
+``.journal-NNNNN.jsonl`` (JSONL, written as ``-o OUT.jsonl`` is), removed once its part is
+written: a crash or a full disk loses no finished record, as with JSONL output. A failed
+write stops the run (exit 74) with the journals kept; ``--resume`` counts their records done
+and writes each into the part it was meant for before it goes on.
 
 Columns are the record's fields; ``metadata`` and ``input`` (maps of any JSON) are JSON
 text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
@@ -15,6 +20,7 @@ text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -24,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.batch.output.sinks import DoneSet, StoredText
+from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done, stored_texts
 from pipeline.core.errors import OutputError, UsageError
 from pipeline.core.models import Record
 
@@ -33,6 +39,8 @@ GROUP_RECORDS = 5_000
 GROUP_BYTES = 32 * 1024 * 1024  # content characters buffered before a group is written
 GROUP_SECONDS = 300.0
 PART_PREFIX = "part-"
+JOURNAL_PREFIX = ".journal-"
+JOURNAL_SUFFIX = ".jsonl"
 JSON_FIELDS = ("metadata", "input")
 
 
@@ -79,6 +87,31 @@ def parts_in(directory: Path) -> list[Path]:
     return sorted(directory.glob(f"{PART_PREFIX}*{SUFFIX}"))
 
 
+def journals_in(directory: Path) -> list[Path]:
+    """The journals a stopped run left (records not in a part yet), in order."""
+    return sorted(directory.glob(f"{JOURNAL_PREFIX}*{JOURNAL_SUFFIX}"))
+
+
+def _number(path: Path, prefix: str) -> int | None:
+    digits = path.name[len(prefix):].split(".", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def journal_path(directory: Path, number: int) -> Path:
+    return directory / f"{JOURNAL_PREFIX}{number:05d}{JOURNAL_SUFFIX}"
+
+
+def _journal_records(path: Path) -> list[Record]:
+    """The whole records of a journal (a torn or broken line is left out: its URL is done
+    again, as in a JSONL output)."""
+    found = []
+    with open(path, "rb") as handle:
+        for line in handle:
+            with contextlib.suppress(ValueError):
+                found.append(Record.model_validate_json(line))
+    return found
+
+
 class ParquetSink:
     """Writes records to the part files of ``directory``, a row group per part (see the
     module's docstring). ``append`` keeps the parts there (``--resume``); else they are
@@ -98,25 +131,37 @@ class ParquetSink:
             for leftover in self._directory.glob(f".{PART_PREFIX}*"):  # a crash's temporary
                 leftover.unlink()
             parts = parts_in(self._directory)
+            journals = journals_in(self._directory)
             if not append:
-                for part in parts:
-                    part.unlink()
-                parts = []
+                for path in (*parts, *journals):
+                    path.unlink()
+                parts, journals = [], []
         except OSError as exc:
             raise UsageError(f"cannot write {self.name}: {exc.strerror}") from exc
-        self._next = max((int(p.stem[len(PART_PREFIX):]) for p in parts
-                          if p.stem[len(PART_PREFIX):].isdigit()), default=-1) + 1
+        numbers = [_number(path, PART_PREFIX) for path in parts]
+        numbers += [_number(path, JOURNAL_PREFIX) for path in journals]
+        self._next = max((n for n in numbers if n is not None), default=-1) + 1
+        for path in journals:  # --resume: each into the part it was meant for
+            number = _number(path, JOURNAL_PREFIX)
+            if number is not None:
+                self._write_part(number, [_row(r) for r in _journal_records(path)], path)
+        self._journal: JsonlSink | None = None
         self._rows: list[dict[str, Any]] = []
         self._chars = 0
         self._since = time.monotonic()
         self._failure: BaseException | None = None
-        self._queue: queue.Queue[tuple[int, list[dict[str, Any]]] | None] = queue.Queue(1)
+        self._queue: queue.Queue[tuple[int, list[dict[str, Any]], Path] | None] = \
+            queue.Queue(1)
         self._thread = threading.Thread(target=self._run, name="pipeline-parquet",
                                         daemon=True)
         self._thread.start()
 
     def write(self, record: Record) -> None:
         self._raise_failure()
+        if self._journal is None:
+            self._journal = JsonlSink.open(journal_path(self._directory, self._next),
+                                           append=True)
+        self._journal.write(record)  # a full disk: OutputError, the journal holds the rest
         self._rows.append(_row(record))
         self._chars += record.chars
         if (len(self._rows) >= GROUP_RECORDS or self._chars >= GROUP_BYTES
@@ -124,8 +169,12 @@ class ParquetSink:
             self._flush()
 
     def _flush(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
         if self._rows:
-            self._queue.put((self._next, self._rows))  # waits while the last group is written
+            # waits while the last group is written
+            self._queue.put((self._next, self._rows, journal_path(self._directory, self._next)))
             self._next += 1
         self._rows, self._chars, self._since = [], 0, time.monotonic()
 
@@ -142,13 +191,16 @@ class ParquetSink:
                     self._failure = exc
             self._queue.task_done()
 
-    def _write_part(self, number: int, rows: list[dict[str, Any]]) -> None:
+    def _write_part(self, number: int, rows: list[dict[str, Any]], journal: Path) -> None:
+        """Part ``number`` of ``rows``, then their ``journal`` is removed (kept on failure)."""
         table = self._pa.Table.from_pylist(rows, schema=self._schema)
         name = f"{PART_PREFIX}{number:05d}{SUFFIX}"
         temporary = self._directory / f".{name}.tmp"
         try:
-            self._pa.parquet.write_table(table, temporary, compression="zstd")
-            os.replace(temporary, self._directory / name)
+            if rows:
+                self._pa.parquet.write_table(table, temporary, compression="zstd")
+                os.replace(temporary, self._directory / name)
+            journal.unlink(missing_ok=True)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise OutputError(exc.errno, exc.strerror or str(exc), self.name) from exc
@@ -163,14 +215,16 @@ class ParquetSink:
         if self._thread.is_alive():
             if self._failure is None:
                 self._flush()
+            elif self._journal is not None:
+                self._journal.close()  # kept, for --resume
             self._queue.put(None)
             self._thread.join()
         self._raise_failure()
 
 
 def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
-    """The (index, url) pairs the parts of ``path`` record (nothing is torn: a part exists
-    whole or not at all, so no bytes are dropped)."""
+    """The (index, url) pairs the parts and journals of ``path`` record (a part exists whole
+    or not at all; a journal's torn last line is dropped, as a JSONL output's)."""
     pq = _pyarrow().parquet
     done = DoneSet()
     directory = Path(path)
@@ -184,7 +238,15 @@ def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
         for index, url in zip(table.column("index").to_pylist(),
                               table.column("url").to_pylist(), strict=True):
             done.add(index, url)
-    return done, 0
+    dropped = 0
+    for journal in journals_in(directory):
+        found, cut = scan_done(journal)
+        dropped += cut
+        for record in _journal_records(journal):
+            if record.index is not None:
+                done.add(record.index, record.url)
+        done.invalid += found.invalid
+    return done, dropped
 
 
 def stored_texts_parquet(path: str | os.PathLike[str]) -> Iterator[StoredText]:
@@ -197,3 +259,5 @@ def stored_texts_parquet(path: str | os.PathLike[str]) -> Iterator[StoredText]:
                      if "duplicate_of" in table.column_names else [None] * table.num_rows)
         yield from zip(table.column("index").to_pylist(), table.column("content").to_pylist(),
                        originals, strict=True)
+    for journal in journals_in(Path(path)):
+        yield from stored_texts(journal)

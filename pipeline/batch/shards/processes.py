@@ -102,10 +102,28 @@ def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
     threading.Thread(target=watch, name="pipeline-driver-watch", daemon=True).start()
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> bool:
+    """Linux: the kernel kills this process the moment its parent dies (a ``kill -9`` of
+    the driver), so no shard goes on writing beside a resumed run. False where there is no
+    ``prctl`` (then :func:`_watch_driver` notices, within a second)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> None:
-    """A shard process: extract the spooled items, then say how it ended. Left behind by a
-    killed driver, it stops as on a stop from the driver (what finished stays in its part,
-    for ``--resume``) and exits without a word."""
+    """A shard process: extract the spooled items, then say how it ended. It dies with a
+    killed driver (Linux: at once, by the kernel; elsewhere it stops as on a stop from the
+    driver); what it wrote stays in its part, for ``--resume``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the driver decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, if forked
     reporter = _Reporter(job.shard, reports)
@@ -114,7 +132,10 @@ def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> Non
         reporter.mute()
         os.kill(os.getpid(), signal.SIGTERM)
 
-    _watch_driver(driver, driver_gone)
+    if not _die_with_parent():
+        _watch_driver(driver, driver_gone)
+    elif os.getppid() != driver:  # the driver died before the line above
+        os._exit(0)
     try:
         with open(spool, "rb") as items:
             summary = asyncio.run(run_shard(job, load_items(items), on_record=reporter.record,
@@ -217,6 +238,7 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
+    output.check_idle(output.pending())  # an earlier run's writer still running: refused
     already = output.done_records()
     run_input: RunInput = args.run_input
     scope = run_input.credential_scope(settings)

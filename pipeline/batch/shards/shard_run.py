@@ -93,16 +93,18 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
         return RunOutput(sink.write, sink.close, done, part)
 
     stem = part_stem(job.shard, job.output.shards)
-    summary = await extract_items(items, open_part, job.settings, registry=registry,
-                                  fetcher=fetcher, on_record=on_record, signals=signals,
-                                  local_files=job.local_files,
-                                  credential_scope=job.credentials, warc_stem=stem)
-    if not summary.interrupted:
-        marker: dict[str, Any] = {"shard": job.shard, "shards": job.output.shards,
-                                  "records": held + summary.records}
-        if job.settings.warc_out is not None:
-            marker["warc"] = [path.name for path in warc_files(job.settings.warc_out, stem)]
-        job.output.complete(job.shard, marker)
+    with job.output.writing(job.shard):  # no two writers of one part
+        summary = await extract_items(items, open_part, job.settings, registry=registry,
+                                      fetcher=fetcher, on_record=on_record, signals=signals,
+                                      local_files=job.local_files,
+                                      credential_scope=job.credentials, warc_stem=stem)
+        if not summary.interrupted:
+            marker: dict[str, Any] = {"shard": job.shard, "shards": job.output.shards,
+                                      "records": held + summary.records}
+            if job.settings.warc_out is not None:
+                marker["warc"] = [path.name
+                                  for path in warc_files(job.settings.warc_out, stem)]
+            job.output.complete(job.shard, marker)
     return summary
 
 

@@ -246,7 +246,8 @@ def test_a_sharded_run_over_warc_input_merges_to_every_record(tmp_path):
     out = tmp_path / "out"
     # its own process, as a user runs it (the shard processes fork from it)
     done = subprocess.run([sys.executable, "-m", "pipeline", *map(str, paths), "-o", str(out),
-                           "--processes", "2", "--input-format", "warc", "--quiet"],
+                           "--processes", "2", "--input-format", "warc", "--quiet",
+                           "--warc-captures", "all"],  # the two files hold the same URLs
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

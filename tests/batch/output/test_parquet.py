@@ -66,8 +66,11 @@ def test_row_groups_are_readable_while_the_run_goes_on(tmp_path, monkeypatch):
     # two whole groups are parts already, while the sink is open; the 9th is buffered
     live = ds.dataset(out, format="parquet").to_table()
     assert sorted(live.column("index").to_pylist()) == list(range(8))
-    assert len(list(out.iterdir())) == 2
+    assert len(parquet_sink.parts_in(out)) == 2
+    [journal] = parquet_sink.journals_in(out)  # the 9th, kept until its part is written
+    assert [json.loads(line)["index"] for line in journal.read_text().splitlines()] == [8]
     sink.close()
+    assert list(out.glob(".journal-*")) == []
     assert sorted(pq.read_table(out).column("index").to_pylist()) == list(range(9))
 
 
@@ -140,6 +143,18 @@ def _pyarrow_present():
     parquet_sink._pyarrow()
 
 
+def stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, write_table) -> tuple[Path, Path]:
+    """Run over URLS to out.parquet with ``write_table`` in pyarrow's place: exit 74, said
+    on stderr. Returns the listing and the output."""
+    monkeypatch.setattr(pq, "write_table", write_table)
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(URLS) + "\n")
+    out = tmp_path / "out.parquet"
+    assert cli.main([str(listing), "-o", str(out), *QUIET], fetcher=text_fetcher(URLS)) == 74
+    assert "No space left on device" in capsys.readouterr().err
+    return listing, out
+
+
 def test_a_full_disk_stops_the_run_with_exit_74_and_whole_parts_only(tmp_path, monkeypatch,
                                                                       capsys):
     monkeypatch.setattr(parquet_sink, "GROUP_RECORDS", 3)
@@ -153,17 +168,38 @@ def test_a_full_disk_stops_the_run_with_exit_74_and_whole_parts_only(tmp_path, m
         return real_write(table, where, **options)
 
     real_write = pq.write_table
-    monkeypatch.setattr(pq, "write_table", full_after_one)
-    listing = tmp_path / "urls.txt"
-    listing.write_text("\n".join(URLS) + "\n")
-    out = tmp_path / "out.parquet"
-    assert cli.main([str(listing), "-o", str(out), *QUIET], fetcher=text_fetcher(URLS)) == 74
-    assert "No space left on device" in capsys.readouterr().err
-    assert [p.name for p in out.iterdir()] == ["part-00000.parquet"]  # the torn one is gone
+    listing, out = stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, full_after_one)
+    # the torn part is gone; the records it was to hold wait in a journal
+    assert [p.name for p in out.iterdir() if not p.name.startswith(".journal-")] == [
+        "part-00000.parquet"]
     monkeypatch.setattr(pq, "write_table", real_write)
     assert cli.main([str(listing), "-o", str(out), "--resume", *QUIET],
                     fetcher=text_fetcher(URLS)) == 0
     assert [row["url"] for row in rows(out)] == URLS
+    assert sorted(p.name for p in out.iterdir()) == [
+        f"part-{n:05d}.parquet" for n in range(len(list(out.iterdir())))]  # journals gone
+
+
+def test_a_full_disk_before_the_first_part_loses_no_finished_record(tmp_path, monkeypatch,
+                                                                     capsys):
+    """A run smaller than a row group: its one part cannot be written. Its records wait in
+    the journal, and --resume writes them without fetching any page again."""
+    def full(table, where, **options):
+        raise OSError(28, "No space left on device")
+
+    real_write = pq.write_table
+    listing, out = stopped_by_a_full_disk(tmp_path, monkeypatch, capsys, full)
+    assert parquet_sink.parts_in(out) == []
+    assert cli.main([str(listing), "-o", str(out), *QUIET]) == 2  # it holds records
+    capsys.readouterr()
+    monkeypatch.setattr(pq, "write_table", real_write)
+    nothing = text_fetcher([])  # every page is in the journal: none is fetched again
+    assert cli.main([str(listing), "-o", str(out), "--resume", "--ordered",
+                     "--workers", "1"], fetcher=nothing) == 0
+    assert "12 already done" in capsys.readouterr().err
+    found = rows(out)
+    assert [row["url"] for row in found] == URLS and all(row["ok"] for row in found)
+    assert list(out.glob(".journal-*")) == []
 
 
 def test_a_parquet_output_holding_records_needs_resume_or_overwrite(tmp_path, capsys):

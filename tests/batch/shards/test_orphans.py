@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
@@ -98,7 +100,21 @@ async def test_the_handler_pool_of_a_killed_run_exits_quietly(tmp_path):
     assert len(read_records(out)) >= QUICK
 
 
-async def test_shards_left_by_a_killed_driver_stop_quietly_and_resume_cleans_up(tmp_path):
+@dataclass
+class ShardedRun:
+    """A ``--processes 2`` run under way over 4 hosts × 20 pages (its quick pages written)."""
+
+    proc: asyncio.subprocess.Process
+    urls: Path
+    flags: list[str]
+    out: Path
+    partials: list[Path]
+    release: asyncio.Event
+    pages: int
+
+
+@contextlib.asynccontextmanager
+async def sharded_run(tmp_path: Path) -> AsyncIterator[ShardedRun]:
     release = asyncio.Event()
     async with hosts(4, release, shards=2) as bases:
         urls = write_urls(tmp_path / "urls.txt",
@@ -108,11 +124,59 @@ async def test_shards_left_by_a_killed_driver_stop_quietly_and_resume_cleans_up(
         proc = await start_cli(str(urls), *flags)
         partials = [out / f"part-{k:05d}-of-00002.jsonl.partial" for k in (0, 1)]
         await wait_for_lines(partials, QUICK * len(bases))
+        yield ShardedRun(proc, urls, flags, out, partials, release, 20 * len(bases))
+
+
+async def test_shards_left_by_a_killed_driver_stop_quietly_and_resume_cleans_up(tmp_path):
+    async with sharded_run(tmp_path) as run:
+        proc, urls, flags, out, release = run.proc, run.urls, run.flags, run.out, run.release
         stderr = await kill_and_collect(proc)
         assert stderr == b""
         assert any(out.glob(".items-*"))  # the killed driver's spool
         release.set()
         code, stderr_text = await run_cli(str(urls), *flags, "--resume")
     assert code == 0, stderr_text
-    assert [r["index"] for r in merged(out, tmp_path)] == list(range(20 * len(bases)))
+    assert [r["index"] for r in merged(out, tmp_path)] == list(range(run.pages))
     assert not any(out.glob(".items-*"))  # cleaned by the next run
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+async def test_shards_die_with_a_killed_driver_and_a_resume_waits_for_old_writers(tmp_path):
+    """After ``kill -9`` of the driver no shard process writes another record (the pages
+    they wait for are answered only once the driver is gone); a resume refuses, in one line,
+    while a shard's lock is held, and then gives every record once."""
+    async with sharded_run(tmp_path) as run:
+        proc, urls, flags, out, release = run.proc, run.urls, run.flags, run.out, run.release
+        partials = run.partials
+        left = descendants(proc.pid)
+        proc.kill()
+        while alive(proc.pid):  # not proc.wait(): that waits for its pipes, held by them all
+            await asyncio.sleep(0.01)
+        release.set()  # what a surviving shard would now extract and write
+        for _ in range(600):
+            if not any(alive(pid) for pid in left):
+                break
+            await asyncio.sleep(0.1)
+        survivors = [pid for pid in left if alive(pid)]
+        for pid in survivors:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        assert survivors == []
+        await proc.wait()
+        written = [r["url"] for path in partials if path.exists() for r in read_records(path)]
+        assert all(int(url.rsplit("/", 1)[1]) < QUICK for url in written), written
+        with open(out / ".part-00000-of-00002.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a writer still running
+            code, stderr_text = await run_cli(str(urls), *flags, "--resume")
+        assert code == 2 and len(stderr_text.strip().splitlines()) == 1, stderr_text
+        assert "still being written by another process" in stderr_text
+        code, stderr_text = await run_cli(str(urls), *flags, "--resume")
+    assert code == 0, stderr_text
+    assert [r["index"] for r in merged(out, tmp_path)] == list(range(run.pages))
