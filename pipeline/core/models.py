@@ -77,12 +77,15 @@ class _Outcome(BaseModel):
 
 
 class Document(BaseModel):
-    """What a content handler makes of a body: readable content plus metadata."""
+    """What a content handler makes of a body: readable content plus metadata; with a
+    schema (``HandlerOptions.schema``), the fields it asks for and where each came from."""
 
     title: str | None = None
     content: str = ""
     format: OutputFormat = "markdown"
     metadata: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] | None = None
+    fields_meta: dict[str, Any] | None = None
 
 
 class ExtractOptions(BaseModel):

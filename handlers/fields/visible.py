@@ -1,0 +1,172 @@
+"""Product fields from the page as a reader sees it: the price shown beside the product's
+heading, stock phrases in the page's language, a buy button, a labelled product code
+("SKU", "Model", "Item no.", "Art.-Nr.", …).
+
+Reads the visible text the HTML handler already made (whitespace collapsed) and the buy
+buttons' labels (read before cleaning drops buttons); nothing here walks the tree again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from lxml import etree
+
+from handlers.fields.candidates import Candidate, evidence_of
+from handlers.fields.values import parse_price
+
+AFTER_HEADING = 700  # characters after the heading where its price is looked for
+STOCK_WINDOW = 3_000  # ... and its stock phrases
+_SIGN = (r"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b[A-Z]{3}\b|\bRs\.?|\bzł|\bkr\.?|"
+         r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
+_AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
+PRICE = re.compile(rf"{_SIGN}\s?(?:{_AMOUNT})|(?:{_AMOUNT})\s?{_SIGN}")
+# Phrases that say a product cannot be bought now, then that it can; several languages.
+_OUT = re.compile(
+    r"\b(?:out of stock|sold out|currently unavailable|no longer available|not available|"
+    r"temporarily unavailable|agotado|sin stock|no disponible|épuisé|rupture de stock|"
+    r"indisponible|ausverkauft|nicht (?:auf lager|verfügbar|lieferbar)|esaurito|"
+    r"non disponibile|esgotado|indisponível|fora de estoque|niedostępny|brak w magazynie|"
+    r"wyprzedany|nedostupné|vypredané|nie je skladom|není skladem|uitverkocht|"
+    r"niet (?:op voorraad|leverbaar)|slutsåld|udsolgt|utsolgt|loppuunmyyty|"
+    r"нет в наличии|распродано|немає в наличності|немає в наявності|nav noliktavā|"
+    r"izpārdots|laos otsas|nema na (?:stanju|zalihi)|rasprodano|stokta yok|tükendi|"
+    r"在庫切れ|売り切れ|缺货|售罄|品切れ|품절|일시품절)\b", re.IGNORECASE)
+_IN = re.compile(
+    r"\b(?:in stock|available now|ready to ship|en stock|disponible|auf lager|lieferbar|"
+    r"verfügbar|disponibile|in magazzino|em estoque|disponível|dostępny|na stanie|"
+    r"skladom|skladem|op voorraad|i lager|på lager|varastossa|в наличии|є в наявності|"
+    r"ir noliktavā|laos|na stanju|na zalihi|stokta|在庫あり|有货|재고있음)\b", re.IGNORECASE)
+_BUY = re.compile(
+    r"\b(?:add to (?:cart|bag|basket|trolley)|buy (?:it )?now|add to shopping (?:cart|bag)|"
+    r"ajouter au panier|añadir al (?:carrito|carro)|agregar al (?:carrito|carro)|"
+    r"comprar(?: ahora)?|in den (?:warenkorb|einkaufswagen)|jetzt kaufen|"
+    r"aggiungi al carrello|acquista ora|adicionar (?:ao|à) (?:carrinho|sacola)|"
+    r"do koszyka|kup teraz|do košíka|do košíku|in winkelwagen|lägg i varukorgen|"
+    r"læg i kurv|legg i handlekurv|lisää ostoskoriin|в корзину|купить|до кошика|"
+    r"pievienot grozam|lisa ostukorvi|dodaj u košaricu|sepete ekle|カートに入れる|"
+    r"加入购物车|장바구니|구매하기|bid now|place bid|make offer|order now|"
+    r"pre-?order now)\b", re.IGNORECASE)
+# Labels before a product code, then the code: a word with a digit (letters, digits and
+# -_./ inside).
+_CODE_LABEL = re.compile(
+    r"(?:\bsku|\bmodel(?: (?:no|number|code))?\.?|\bitem (?:no|number|#|code)\.?|\bitem #|"
+    r"\bproduct (?:code|id|no|number)\.?|\bpart (?:no|number)\.?|\bart(?:ikel)?\.?-?nr\.?|"
+    r"\bartikelnummer|\bref(?:erence|érence|erencia)?\.?|\bcódigo(?: de producto)?|"
+    r"\bcodice(?: articolo| prodotto)?|\bkod(?: produktu)?|\bnumer katalogowy|"
+    r"\bprodukta kods|\bkatalognummer|\basin|\bmpn|\bstyle(?: no| number|#)?\.?|"
+    r"\bad id|\bitem id|\blisting id|商品編號|品番|型番|상품번호)"
+    r"\s*[:#№.]?\s*(?:no\.?\s*)?([A-Za-z0-9][A-Za-z0-9_./-]{1,38}[A-Za-z0-9])",
+    re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+
+def shown_text(page: etree._Element) -> str:
+    """The cleaned page's text with its pieces apart ("£1,149.00" and "Product code" are
+    two elements, not one word), whitespace collapsed; a piece starting with "." or ","
+    stays joined to the one before (a price's cents in their own element)."""
+    parts: list[str] = []
+    for piece in page.itertext():
+        if parts and piece[:1] in (".", ","):
+            parts[-1] += piece
+        else:
+            parts.append(piece)
+    return " ".join(" ".join(parts).split())
+
+
+def heading_span(visible: str, heading: str) -> tuple[int, int] | None:
+    """Where the product's heading is in the visible text (first occurrence)."""
+    wanted = " ".join(heading.split())
+    if len(wanted) < 3:
+        return None
+    start = visible.find(wanted)
+    if start < 0:
+        low = visible.casefold()
+        start = low.find(wanted.casefold())
+        if start < 0:
+            return None
+    return start, start + len(wanted)
+
+
+def price_candidates(visible: str, span: tuple[int, int] | None,
+                     currency_hint: str | None) -> Iterator[Candidate]:
+    """The first price shown after the product's heading."""
+    if span is None:
+        return
+    window = visible[span[1]: span[1] + AFTER_HEADING]
+    for match in PRICE.finditer(window):
+        amount, currency = parse_price(match.group(), currency_hint)
+        if amount is None:
+            continue
+        evidence = evidence_of(window[max(0, match.start() - 60): match.end() + 20])
+        yield Candidate("price", amount, "page", evidence)
+        if currency:
+            yield Candidate("currency", currency, "page", evidence)
+        return
+
+
+def stock_candidates(visible: str, span: tuple[int, int] | None,
+                     buttons: list[str]) -> Iterator[Candidate]:
+    """Availability from stock phrases near the heading (the page when it has none), then
+    from a buy button."""
+    start = span[0] if span else 0
+    window = visible[start: start + STOCK_WINDOW]
+    out, shown = _OUT.search(window), _IN.search(window)
+    first = min((m for m in (out, shown) if m), key=lambda m: m.start(), default=None)
+    if first is not None:
+        state = "OutOfStock" if first is out else "InStock"
+        yield Candidate("availability", state, "page",
+                        evidence_of(window[max(0, first.start() - 40): first.end() + 40]))
+    for label in buttons:
+        if _BUY.search(label):
+            yield Candidate("availability", "InStock", "page", evidence_of(f"<button>{label}"))
+            return
+
+
+def code_candidates(visible: str, span: tuple[int, int] | None) -> Iterator[Candidate]:
+    """Product codes shown after a label, those after the heading first."""
+    start = span[0] if span else 0
+    seen: set[str] = set()
+    for text in (visible[start:], visible[:start]):
+        for match in _CODE_LABEL.finditer(text[:100_000]):
+            code = match.group(1)
+            if not _DIGIT.search(code) or code in seen:
+                continue
+            seen.add(code)
+            yield Candidate("sku", code, "page", evidence_of(match.group()))
+            if len(seen) >= 5:
+                return
+
+
+def button_labels(root: etree._Element) -> list[str]:
+    """The labels of the page's buttons and submit inputs (read before cleaning drops
+    them), at most 200."""
+    labels = []
+    for element in root.iter("button", "input"):
+        if element.tag == "input":
+            if (element.get("type") or "").lower() not in ("submit", "button"):
+                continue
+            label = element.get("value") or ""
+        else:
+            label = " ".join("".join(element.itertext()).split())
+        label = label or element.get("aria-label") or element.get("title") or ""
+        if label:
+            labels.append(label[:100])
+        if len(labels) >= 200:
+            break
+    return labels
+
+
+def first_heading(root: etree._Element) -> str:
+    """The text of the page's first non-empty ``<h1>``."""
+    for heading in root.iter("h1"):
+        found = " ".join("".join(heading.itertext()).split())
+        if found:
+            return found[:300]
+    return ""
+
+
+__all__ = ["PRICE", "button_labels", "code_candidates", "first_heading", "heading_span",
+           "price_candidates", "shown_text", "stock_candidates"]
+
