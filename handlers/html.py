@@ -121,8 +121,9 @@ class HTMLHandler:
         if ctx.options.schema is not None:  # before cleaning: it reads scripts and buttons
             from handlers.fields import FieldReader
 
-            fields = FieldReader(ctx.options.schema, root, base_url=ctx.base_url,
-                                 declared=read.declared, metas=read.metas, props=read.props)
+            fields = FieldReader(ctx.options.schema, root, source=text, base_url=ctx.base_url,
+                                 title=title, declared=read.declared, metas=read.metas,
+                                 props=read.props)
         hidden = clean_tree(root)
         if "published" not in metadata:  # the date shown with the headline
             shown = dateline(_headline(root, title))

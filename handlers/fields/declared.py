@@ -72,10 +72,15 @@ def declared_candidates(declared: Declared, heading: str, page_url: str
     best = max(range(len(products)), key=lambda i: (_score(nodes, products[i][1], heading,
                                                             page_url), -i))
     syntax, node = products[best]
-    yield from _product_fields(nodes, node, syntax)
+    # Variants declared as products of their own (one per size) share the product's name.
+    named = text(nodes, node.get("name"))
+    variants = [n for _, n in products if n is not node and named
+                and text(nodes, n.get("name")) == named]
+    yield from _product_fields(nodes, node, syntax, variants)
 
 
-def _product_fields(nodes: Nodes, node: dict[str, Any], syntax: str) -> Iterator[Candidate]:
+def _product_fields(nodes: Nodes, node: dict[str, Any], syntax: str,
+                    variants: list[dict[str, Any]]) -> Iterator[Candidate]:
     def one(field: str, key: str, value: Any) -> Candidate | None:
         if value is None or value == "":
             return None
@@ -97,7 +102,8 @@ def _product_fields(nodes: Nodes, node: dict[str, Any], syntax: str) -> Iterator
         found = one("gtin", key, text(nodes, node.get(key), 100))
         if found:
             yield found
-    yield from _offer_fields(nodes, node.get("offers"), syntax)
+    yield from _offer_fields(nodes, node.get("offers"), syntax,
+                             [v.get("offers") for v in variants])
     rating = next((r for r in nodes.each(node.get("aggregateRating"), 2)
                    if isinstance(r, dict)), None)
     if rating is not None:
@@ -121,7 +127,8 @@ def _offers(nodes: Nodes, value: Any, depth: int = 0) -> list[dict[str, Any]]:
     return found
 
 
-def _offer_fields(nodes: Nodes, value: Any, syntax: str) -> Iterator[Candidate]:
+def _offer_fields(nodes: Nodes, value: Any, syntax: str,
+                  more: list[Any]) -> Iterator[Candidate]:
     offers = _offers(nodes, value)
     for offer in offers:
         spec = nodes.resolve(offer.get("priceSpecification"))
@@ -141,6 +148,7 @@ def _offer_fields(nodes: Nodes, value: Any, syntax: str) -> Iterator[Candidate]:
             break
     # A product is in stock when any of its offers is (a size or colour sold out is not
     # the product sold out).
+    offers += [offer for other in more for offer in _offers(nodes, other)]
     states = [availability_name(enumeration(nodes, o.get("availability"))) for o in offers]
     named = [s for s in states if s]
     if named:

@@ -37,6 +37,7 @@ from handlers.fields.visible import (
     price_candidates,
     shown_text,
     stock_candidates,
+    url_code_candidates,
 )
 from handlers.structured.collect import Declared
 from pipeline.core.field_schemas import load_schema
@@ -65,13 +66,16 @@ class FieldReader:
     :func:`pipeline.core.field_schemas.schema_text`): made on the parsed tree before it is
     cleaned, then :meth:`finish` ed on the cleaned page."""
 
-    def __init__(self, schema_text: str, root: etree._Element, *, base_url: str,
-                 declared: Declared, metas: list[etree._Element],
-                 props: list[etree._Element]) -> None:
+    def __init__(self, schema_text: str, root: etree._Element, *, source: str,
+                 base_url: str, title: str | None, declared: Declared,
+                 metas: list[etree._Element], props: list[etree._Element]) -> None:
         self.schema = load_schema(schema_text)
         self.schema_text = schema_text
         self.base_url = base_url
-        self.heading = first_heading(root)
+        self.source = source
+        # The page's headline as the metadata reader chose it (cross-checked with the
+        # declared titles), else its first <h1>: the product's name.
+        self.heading = title or first_heading(root)
         self.buttons = button_labels(root)
         self.marked: list[Candidate] = []
         product_name = self.heading
@@ -129,15 +133,58 @@ class FieldReader:
             pool.setdefault(_normal(candidate.field), []).append(candidate)
         for candidate in _groups(metadata):
             pool.setdefault(_normal(candidate.field), []).append(candidate)
+        if "sku" in pool:
+            pool["sku"] = _rank_codes(pool["sku"], self.base_url, visible)
         return pool
 
     def _ordered(self, visible: str, metadata: dict[str, Any]) -> Iterator[Candidate]:
         span = heading_span(visible, self.heading)
         hint = next((c.value for c in self.marked if c.field == "currency"), None)
-        page = [*price_candidates(visible, span, hint), *stock_candidates(
-            visible, span, self.buttons), *code_candidates(visible, span)]
+        prices = list(price_candidates(visible, span, hint))
+        offered = next((c.evidence for c in (*self.marked, *prices) if c.field == "price"),
+                       None)
+        page = [*prices, *stock_candidates(visible, span, self.buttons, self.source, offered),
+                *code_candidates(visible, span)]
         yield from self.marked
         yield from page
+        yield from url_code_candidates(self.base_url, metadata.get("canonical_url"))
+
+
+def _rank_codes(candidates: list[Candidate], page_url: str, visible: str
+                ) -> list[Candidate]:
+    """SKU candidates, surest first: a code the page's URL also holds (the page names its
+    item by it); then, when no declared code is shown on the page but a labelled one is
+    ("Product code: 83810610"), the shown one; then by trust; last, a code read from the
+    URL alone."""
+    address = page_url.lower()
+
+    def rank(item: tuple[int, Candidate]) -> tuple[int, int]:
+        index, candidate = item
+        from_url = candidate.source == "page" and candidate.evidence.startswith("http")
+        if from_url:
+            return 4, index
+        if _in_url(str(candidate.value).lower(), address):
+            return 0, index
+        if candidate.source == "page":
+            return (1 if hidden_declared else 3), index
+        return 2, index
+
+    declared = [c for c in candidates if c.source not in ("page", "llm")]
+    hidden_declared = bool(declared) and not any(
+        on_page(c.value, visible) for c in declared)
+    return [c for _, c in sorted(enumerate(candidates), key=rank)]
+
+
+def _in_url(value: str, address: str) -> bool:
+    """``value`` is a whole part of the (lower-cased) URL ``address``."""
+    start = address.find(value) if len(value) >= 4 else -1
+    while start >= 0:
+        end = start + len(value)
+        if (start == 0 or not address[start - 1].isalnum()) and (
+                end == len(address) or not address[end].isalnum()):
+            return True
+        start = address.find(value, start + 1)
+    return False
 
 
 def _article(title: str | None, metadata: dict[str, Any]) -> Iterator[Candidate]:

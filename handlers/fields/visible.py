@@ -17,7 +17,7 @@ from handlers.fields.candidates import Candidate, evidence_of
 from handlers.fields.values import parse_price
 
 AFTER_HEADING = 700  # characters after the heading where its price is looked for
-STOCK_WINDOW = 3_000  # ... and its stock phrases
+STOCK_WINDOW = 1_000  # ... and its stock phrases
 _SIGN = (r"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b[A-Z]{3}\b|\bRs\.?|\bzł|\bkr\.?|"
          r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
 _AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
@@ -106,10 +106,12 @@ def price_candidates(visible: str, span: tuple[int, int] | None,
         return
 
 
-def stock_candidates(visible: str, span: tuple[int, int] | None,
-                     buttons: list[str]) -> Iterator[Candidate]:
+def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[str],
+                     source: str, price: str | None) -> Iterator[Candidate]:
     """Availability from stock phrases near the heading (the page when it has none), then
-    from a buy button."""
+    from a buy control: a button labelled so, or an element the markup names so
+    (``id="add-to-cart-button"``, ``class="add-to-basket"``); last, ``price`` (the
+    evidence of a price the page offers) with no out-of-stock phrase near the heading."""
     start = span[0] if span else 0
     window = visible[start: start + STOCK_WINDOW]
     out, shown = _OUT.search(window), _IN.search(window)
@@ -122,6 +124,42 @@ def stock_candidates(visible: str, span: tuple[int, int] | None,
         if _BUY.search(label):
             yield Candidate("availability", "InStock", "page", evidence_of(f"<button>{label}"))
             return
+    control = buy_control(source)
+    if control is not None:
+        yield Candidate("availability", "InStock", "page", evidence_of(control))
+        return
+    if price is not None and out is None:
+        # Offered at a price, and nothing near the product says it cannot be bought: the
+        # weakest reading (a classified ad shows no button and no stock line).
+        yield Candidate("availability", "InStock", "page",
+                        evidence_of(f"offered at {price}; no out-of-stock phrase"))
+
+
+# How markup names a buy control, in an attribute value (lower-cased page source).
+_BUY_NAMES = ("add-to-cart", "addtocart", "add_to_cart", "add-to-basket", "addtobasket",
+              "add_to_basket", "add-to-bag", "addtobag", "add_to_bag", "buy-now", "buynow",
+              "buy_now")
+_NOT_CONTROLS = ("<link", "<meta", "<script", "<style")
+SOURCE_CHARS = 3_000_000  # page source searched for a buy control
+
+
+def buy_control(source: str) -> str | None:
+    """The start tag of the first element whose attributes name it a buy control, else
+    None. A plain search of the page source (no tree walk): a name inside a tag, not in a
+    style sheet or a script."""
+    low = source[:SOURCE_CHARS].lower()
+    for name in _BUY_NAMES:
+        position = low.find(name)
+        seen = 0
+        while position >= 0 and seen < 50:
+            seen += 1
+            opened = low.rfind("<", max(0, position - 1000), position)
+            closed = low.rfind(">", max(0, position - 1000), position)
+            if opened > closed and not low.startswith(_NOT_CONTROLS, opened):
+                end = low.find(">", position)
+                return source[opened: end + 1 if end > 0 else position + 100]
+            position = low.find(name, position + len(name))
+    return None
 
 
 def code_candidates(visible: str, span: tuple[int, int] | None) -> Iterator[Candidate]:
@@ -136,6 +174,34 @@ def code_candidates(visible: str, span: tuple[int, int] | None) -> Iterator[Cand
             seen.add(code)
             yield Candidate("sku", code, "page", evidence_of(match.group()))
             if len(seen) >= 5:
+                return
+
+
+_ID_PARAMETER = re.compile(r"(?:^|_)(?:id|pid|sku|item|itemid|product|productid|iid)$",
+                           re.IGNORECASE)
+_URL_CODE = re.compile(r"(?<![A-Za-z0-9])(?:\d{6,20}|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])"
+                       r"[A-Z0-9]{8,20})(?![A-Za-z0-9])")
+
+
+def url_code_candidates(page_url: str, declared_url: str | None) -> Iterator[Candidate]:
+    """The item identifier the page's own URL (its canonical URL when it declares one)
+    carries: an ``id``-like query parameter, else a long number or an upper-case code in
+    its path, last segment first. The least trusted SKU: the page names itself by it."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    for address in filter(None, (declared_url, page_url)):
+        try:
+            parts = urlsplit(address)
+        except ValueError:
+            continue
+        for name, value in parse_qsl(parts.query):
+            if _ID_PARAMETER.search(name) and _URL_CODE.fullmatch(value.upper()):
+                yield Candidate("sku", value, "page", evidence_of(address))
+                return
+        for segment in reversed(parts.path.split("/")):
+            codes = _URL_CODE.findall(segment)
+            if codes:
+                yield Candidate("sku", codes[-1], "page", evidence_of(address))
                 return
 
 

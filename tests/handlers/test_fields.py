@@ -125,12 +125,54 @@ def test_buy_button_means_in_stock() -> None:
 def test_invalid_value_is_dropped_and_the_next_source_taken() -> None:
     schema = {"type": "object", "properties": {
         "sku": {"type": "string", "pattern": "^[0-9]+$"}, "price": {"type": "number"}}}
-    document = handled(page("<p>Product code: 4781720</p>", ld(PRODUCT)), schema=schema)
+    document = handled(page("<p>Ours: W-100</p><p>Product code: 4781720</p>", ld(PRODUCT)),
+                       schema=schema)
     assert document.fields == {"sku": "4781720", "price": 1299.0}
     assert document.fields_meta is not None
     drop = document.fields_meta["dropped"][0]
     assert (drop["field"], drop["source"], drop["value"]) == ("sku", "json-ld", "W-100")
     assert drop["reason"].startswith("invalid")
+
+
+def test_a_code_the_url_holds_wins_then_a_shown_one_over_a_hidden_declaration() -> None:
+    shown = "<p>Model number X-1</p><p>Item code: AB12345</p>"
+    fields = handled(page(shown, ld(PRODUCT))).fields  # URL: .../widget-AB12345
+    assert fields is not None and fields["sku"] == "AB12345"
+    fields = handled(page("<p>Product code: 83810610</p>", ld(PRODUCT))).fields
+    assert fields is not None and fields["sku"] == "83810610"  # W-100 is not shown
+    fields = handled(page("<p>Ref W-100</p><p>Product code: 83810610</p>",
+                          ld(PRODUCT))).fields
+    assert fields is not None and fields["sku"] == "W-100"
+
+
+def test_the_urls_own_identifier_is_the_last_resort_sku() -> None:
+    html = page("", '<link rel="canonical" href="https://shop.example/item/133588510845">')
+    document = handled(html)
+    assert document.fields is not None and document.fields_meta is not None
+    assert document.fields["sku"] == "133588510845"
+    assert document.fields_meta["fields"]["sku"]["evidence"].startswith("https://")
+
+
+def test_variants_declared_as_products_any_in_stock() -> None:
+    sizes = [{**PRODUCT, "sku": f"W-{n}", "offers": {
+        "@type": "Offer", "price": "10", "availability": f"https://schema.org/{state}"}}
+        for n, state in ((1, "OutOfStock"), (2, "InStock"))]
+    fields = handled(page("", ld(sizes))).fields
+    assert fields is not None and fields["availability"] == "InStock"
+
+
+def test_buy_control_named_in_markup_and_a_priced_ad() -> None:
+    control = '<img id="addToCartButton" alt="">'
+    fields = handled(page(control)).fields
+    assert fields is not None and fields["availability"] == "InStock"
+    style = "<style>.add-to-cart{color:red}</style>"  # a style sheet names no control
+    assert handled(page(style)).fields["availability"] is None  # type: ignore[index]
+    priced = handled(page("<p>€ 20,- Verhandlungsbasis</p>"))
+    assert priced.fields is not None and priced.fields_meta is not None
+    assert priced.fields["availability"] == "InStock"
+    assert priced.fields_meta["fields"]["availability"]["confidence"] < 0.9
+    sold = handled(page("<p>€ 20</p><p>Sold out</p>")).fields
+    assert sold is not None and sold["availability"] == "OutOfStock"
 
 
 def test_a_page_with_nothing_gives_nulls_and_empty_status() -> None:
