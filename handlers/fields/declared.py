@@ -137,7 +137,7 @@ def _offer_fields(nodes: Nodes, value: Any, syntax: str,
         raw = next((v for v in (offer.get("price"), spec.get("price"), offer.get("lowPrice"))
                     if v is not None and v != ""), None)
         hint = text(nodes, offer.get("priceCurrency") or spec.get("priceCurrency"), 10)
-        amount, currency = parse_price(_plain_value(raw), hint)
+        amount, currency = parse_price(_plain_value(raw), hint, declared=True)
         if amount is not None:
             evidence = evidence_of({k: offer.get(k) for k in ("price", "lowPrice",
                                                               "priceCurrency") if k in offer}
@@ -197,7 +197,7 @@ def meta_candidates(metas: Iterable[etree._Element]) -> Iterator[Candidate]:
         "pricecurrency")
     for key in sorted((k for k in found if _META_FIELDS[k] == "price"),
                       key=lambda k: _META_ORDER.index(k) if k in _META_ORDER else 9):
-        amount, currency = parse_price(found[key], hint)
+        amount, currency = parse_price(found[key], hint, declared=True)
         if amount is not None:
             evidence = evidence_of(f'{key}="{found[key]}"' + (f' currency="{hint}"' if hint
                                                                else ""))
@@ -239,7 +239,7 @@ def itemprop_candidates(props: Iterable[etree._Element], rdfa: Iterable[etree._E
                 continue
             value: Any = raw
             if field == "price":
-                value, _ = parse_price(raw)
+                value, _ = parse_price(raw, declared=element.get("content") is not None)
             elif field == "availability":
                 value = availability_name(raw)
             if value:

@@ -16,8 +16,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from lxml import etree
-
 from handlers.fields.candidates import Candidate, evidence_of
 from handlers.fields.values import availability_name, parse_price, squash
 
@@ -43,15 +41,15 @@ _STOCK_KEYS = ("availability", "stockstatus", "stock_status", "instock", "in_sto
 _NEGATED = frozenset({"soldout", "sold_out", "issoldout"})
 
 
-def json_values(scripts: Iterable[etree._Element]) -> list[Any]:
-    """The JSON values of the page's data islands and script-assigned objects."""
+def json_values(scripts: Iterable[tuple[str, str]]) -> list[Any]:
+    """The JSON values of the page's data islands and script-assigned objects, from its
+    scripts' (type, text)."""
     values: list[Any] = []
     left = PAGE_CHARS
-    for script in scripts:
-        body = script.text or ""
+    for kind, body in scripts:
         if not body.strip() or len(body) > SCRIPT_CHARS or len(body) > left:
             continue
-        kind = (script.get("type") or "").split(";", 1)[0].strip().lower()
+        kind = kind.split(";", 1)[0].strip().lower()
         if kind in _JSON_TYPES:
             left -= len(body)
             try:
@@ -125,7 +123,7 @@ def _fields(keys: dict[str, Any]) -> Iterator[Candidate]:
             raw = next((inner[k] for k in _PRICE_INNER if isinstance(inner.get(k), str | int |
                                                                       float)), None)
         if isinstance(raw, str | int | float) and not isinstance(raw, bool):
-            amount, code = parse_price(raw, currency)
+            amount, code = parse_price(raw, currency, declared=True)
             if amount is not None:
                 evidence = evidence_of({key: keys.get(key), **(
                     {"currency": currency} if currency else {})})

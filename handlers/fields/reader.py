@@ -54,7 +54,7 @@ _ALIASES = {"productname": "name", "headline": "title", "author": "byline",
             "reviews": "review_count", "productid": "sku", "model": "mpn",
             "startdate": "start", "enddate": "end", "hiringorganization": "organization",
             "company": "organization", "dateposted": "posted"}
-_GROUP_FIELDS = {"Recipe": None, "Event": None, "JobPosting": None}
+_PRODUCT_ONLY = frozenset({"price", "currency", "availability", "sku", "gtin", "mpn"})
 
 
 def _normal(name: str) -> str:
@@ -76,18 +76,23 @@ class FieldReader:
         # The page's headline as the metadata reader chose it (cross-checked with the
         # declared titles), else its first <h1>: the product's name.
         self.heading = title or first_heading(root)
-        self.buttons = button_labels(root)
+        wanted = {_ALIASES.get(n, n) for n in map(_normal, self.schema.get("properties", {}))}
+        # Only a schema asking for what only products have reads the product sources.
+        self.product = bool(wanted & _PRODUCT_ONLY)
         self.marked: list[Candidate] = []
-        product_name = self.heading
-        self.marked.extend(declared_candidates(declared, product_name, base_url))
+        self.buttons: list[str] = []
+        self.scripts: list[tuple[str, str]] = []
+        if not self.product:
+            return
+        self.buttons = button_labels(root)
+        self.marked.extend(declared_candidates(declared, self.heading, base_url))
         self.marked.extend(itemprop_candidates(props, rdfa_elements(root)))
         self.marked.extend(meta_candidates(metas))
-        if not {"price", "sku", "availability"} <= {c.field for c in self.marked}:
-            # Only when declared data leaves a product field open: decoding script JSON
-            # costs more than everything else here.
-            scripts = root.iter("script")
-            self.marked.extend(embedded_candidates(json_values(scripts), product_name,
-                                                   url_tokens(base_url)))
+        self.og_product = any((m.get("content") or "").lower() == "product" and (
+            m.get("property") or m.get("name") or "").lower() == "og:type" for m in metas)
+        # The scripts' text, read later only if the page proves to be a product's with a
+        # field still open (cleaning drops the elements).
+        self.scripts = [(s.get("type") or "", s.text or "") for s in root.iter("script")]
 
     def finish(self, page: etree._Element, title: str | None, metadata: dict[str, Any]
                ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -137,16 +142,37 @@ class FieldReader:
             pool["sku"] = _rank_codes(pool["sku"], self.base_url, visible)
         return pool
 
+    def _priced_scripts(self) -> bool:
+        """Whether a script names a price (``"price":``, ``salePrice``): an app's page
+        holds its product there and shows it only once rendered."""
+        return any('rice"' in body or "rice'" in body for _, body in self.scripts)
+
     def _ordered(self, visible: str, metadata: dict[str, Any]) -> Iterator[Candidate]:
+        yield from self.marked
+        if not self.product:
+            return
         span = heading_span(visible, self.heading)
         hint = next((c.value for c in self.marked if c.field == "currency"), None)
         prices = list(price_candidates(visible, span, hint))
         offered = next((c.evidence for c in (*self.marked, *prices) if c.field == "price"),
                        None)
-        page = [*prices, *stock_candidates(visible, span, self.buttons, self.source, offered),
-                *code_candidates(visible, span)]
-        yield from self.marked
-        yield from page
+        stock = list(stock_candidates(visible, span, self.buttons, "", offered))
+        found = {c.field for c in self.marked}
+        # A page that declares no product and shows neither a price nor a stock line or a
+        # buy button is no product's page: the costlier readers below are not run on it.
+        if not (found & {"price", "sku", "availability"} or prices or stock
+                or self.og_product or self._priced_scripts()):
+            return
+        if not stock:  # now the page's markup too (a buy control that is no <button>)
+            stock = list(stock_candidates(visible, span, self.buttons, self.source, offered))
+        if not {"price", "sku", "availability"} <= found:
+            embedded = list(embedded_candidates(json_values(self.scripts), self.heading,
+                                                url_tokens(self.base_url)))
+            yield from embedded
+            found |= {c.field for c in embedded}
+        yield from prices
+        yield from stock
+        yield from code_candidates(visible, span)
         yield from url_code_candidates(self.base_url, metadata.get("canonical_url"))
 
 

@@ -49,12 +49,19 @@ def decimal_string(amount: Decimal) -> str:
     return text
 
 
-def parse_price(raw: Any, currency_hint: str | None = None) -> tuple[str | None, str | None]:
+_MACHINE_NUMBER = re.compile(r"\s*\d+(?:\.\d+)?\s*")
+
+
+def parse_price(raw: Any, currency_hint: str | None = None, *,
+                declared: bool = False) -> tuple[str | None, str | None]:
     """(decimal string, ISO 4217 code) of a price as written or declared; (None, None) when
-    it holds no positive amount."""
+    it holds no positive amount. ``declared``: a value in data (JSON-LD, a meta tag, JSON),
+    where a plain ``24.990`` is the decimal it spells, not a thousands separator."""
     if isinstance(raw, bool) or raw is None:
         return None, None
-    if isinstance(raw, int | float):
+    if declared and isinstance(raw, str) and _MACHINE_NUMBER.fullmatch(raw):
+        raw = Decimal(raw.strip())
+    if isinstance(raw, int | float | Decimal):
         try:
             amount = Decimal(str(raw))
         except InvalidOperation:
@@ -129,4 +136,10 @@ def on_page(value: Any, *texts: str) -> bool:
             return False
         return any(wanted in numbers_in(text) for text in texts if text)
     wanted_text = squash(str(value))
-    return bool(wanted_text) and any(wanted_text in squash(text) for text in texts if text)
+    return bool(wanted_text) and any(wanted_text in _folded(text) for text in texts if text)
+
+
+@lru_cache(maxsize=8)
+def _folded(text: str) -> str:
+    """:func:`squash` of a text many values are looked for in (the page's visible text)."""
+    return squash(text)

@@ -18,6 +18,7 @@ from handlers.fields.values import parse_price
 
 AFTER_HEADING = 700  # characters after the heading where its price is looked for
 STOCK_WINDOW = 1_000  # ... and its stock phrases
+CODE_WINDOW = 8_000  # ... and its labelled codes
 _SIGN = (r"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b[A-Z]{3}\b|\bRs\.?|\bzł|\bkr\.?|"
          r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
 _AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
@@ -110,8 +111,9 @@ def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[s
                      source: str, price: str | None) -> Iterator[Candidate]:
     """Availability from stock phrases near the heading (the page when it has none), then
     from a buy control: a button labelled so, or an element the markup names so
-    (``id="add-to-cart-button"``, ``class="add-to-basket"``); last, ``price`` (the
-    evidence of a price the page offers) with no out-of-stock phrase near the heading."""
+    (``id="add-to-cart-button"``, ``class="add-to-basket"``; searched in ``source``, the
+    page's HTML, when given); last, ``price`` (the evidence of a price the page offers) with
+    no out-of-stock phrase near the heading."""
     start = span[0] if span else 0
     window = visible[start: start + STOCK_WINDOW]
     out, shown = _OUT.search(window), _IN.search(window)
@@ -124,6 +126,8 @@ def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[s
         if _BUY.search(label):
             yield Candidate("availability", "InStock", "page", evidence_of(f"<button>{label}"))
             return
+    if not source:  # the caller has not yet seen any sign of a product on the page
+        return
     control = buy_control(source)
     if control is not None:
         yield Candidate("availability", "InStock", "page", evidence_of(control))
@@ -139,6 +143,7 @@ def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[s
 _BUY_NAMES = ("add-to-cart", "addtocart", "add_to_cart", "add-to-basket", "addtobasket",
               "add_to_basket", "add-to-bag", "addtobag", "add_to_bag", "buy-now", "buynow",
               "buy_now")
+_BUY_NAME = re.compile("|".join(map(re.escape, _BUY_NAMES)))
 _NOT_CONTROLS = ("<link", "<meta", "<script", "<style")
 SOURCE_CHARS = 3_000_000  # page source searched for a buy control
 
@@ -148,33 +153,30 @@ def buy_control(source: str) -> str | None:
     None. A plain search of the page source (no tree walk): a name inside a tag, not in a
     style sheet or a script."""
     low = source[:SOURCE_CHARS].lower()
-    for name in _BUY_NAMES:
-        position = low.find(name)
-        seen = 0
-        while position >= 0 and seen < 50:
-            seen += 1
-            opened = low.rfind("<", max(0, position - 1000), position)
-            closed = low.rfind(">", max(0, position - 1000), position)
-            if opened > closed and not low.startswith(_NOT_CONTROLS, opened):
-                end = low.find(">", position)
-                return source[opened: end + 1 if end > 0 else position + 100]
-            position = low.find(name, position + len(name))
+    for seen, match in enumerate(_BUY_NAME.finditer(low)):
+        if seen >= 50:
+            break
+        position = match.start()
+        opened = low.rfind("<", max(0, position - 1000), position)
+        closed = low.rfind(">", max(0, position - 1000), position)
+        if opened > closed and not low.startswith(_NOT_CONTROLS, opened):
+            end = low.find(">", position)
+            return source[opened: end + 1 if end > 0 else position + 100]
     return None
 
 
 def code_candidates(visible: str, span: tuple[int, int] | None) -> Iterator[Candidate]:
-    """Product codes shown after a label, those after the heading first."""
+    """Product codes shown after a label, from the heading on (:data:`CODE_WINDOW`)."""
     start = span[0] if span else 0
     seen: set[str] = set()
-    for text in (visible[start:], visible[:start]):
-        for match in _CODE_LABEL.finditer(text[:100_000]):
-            code = match.group(1)
-            if not _DIGIT.search(code) or code in seen:
-                continue
-            seen.add(code)
-            yield Candidate("sku", code, "page", evidence_of(match.group()))
-            if len(seen) >= 5:
-                return
+    for match in _CODE_LABEL.finditer(visible, start, start + CODE_WINDOW):
+        code = match.group(1)
+        if not _DIGIT.search(code) or code in seen:
+            continue
+        seen.add(code)
+        yield Candidate("sku", code, "page", evidence_of(match.group()))
+        if len(seen) >= 5:
+            return
 
 
 _ID_PARAMETER = re.compile(r"(?:^|_)(?:id|pid|sku|item|itemid|product|productid|iid)$",

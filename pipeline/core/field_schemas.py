@@ -92,10 +92,16 @@ def check_schema(schema: Any, where: str = "schema") -> dict[str, Any]:
     return schema
 
 
-def schema_text(spec: Any) -> str:
-    """Canonical JSON text of a schema given as a built-in name, a file path, a dict or a
-    pydantic model class; ``config`` error when it is none of these or not valid."""
+def schema_text(spec: Any, *, files: bool = True) -> str:
+    """Canonical JSON text of a schema given as a built-in name, a file path (only with
+    ``files``: an agent's request never names a file on the server), JSON text, a dict or
+    a pydantic model class; ``config`` error when it is none of these or not valid."""
     if isinstance(spec, str):
+        if spec.lstrip().startswith("{"):  # already a schema's JSON text
+            return _from_json(spec, "schema")
+        if not files and spec.strip().lower() not in BUILTIN:
+            raise PipelineError("config", f"schema: {spec[:80]!r} is neither a built-in "
+                                f"schema ({', '.join(BUILTIN)}) nor a JSON Schema object")
         return _named_or_file(spec)
     json_schema = getattr(spec, "model_json_schema", None)
     if callable(json_schema):
@@ -110,23 +116,28 @@ def _named_or_file(spec: str) -> str:
         return json.dumps(BUILTIN[name])
     path = Path(spec)
     if path.suffix.lower() != ".json" and not path.exists():
-        raise PipelineError("config", f"--schema: {spec!r} is neither a built-in schema "
+        raise PipelineError("config", f"{spec!r} is neither a built-in schema "
                             f"({', '.join(BUILTIN)}) nor a .json file")
     try:
         raw = path.read_text(encoding="utf-8")[: MAX_SCHEMA_CHARS + 1]
     except OSError as exc:
-        raise PipelineError("config", f"--schema: cannot read {spec}: "
+        raise PipelineError("config", f"cannot read {spec}: "
                             f"{exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise PipelineError("config", f"--schema: {spec} is not UTF-8 text") from None
+        raise PipelineError("config", f"{spec} is not UTF-8 text") from None
     if len(raw) > MAX_SCHEMA_CHARS:
-        raise PipelineError("config", f"--schema: {spec} is larger than "
+        raise PipelineError("config", f"{spec} is larger than "
                             f"{MAX_SCHEMA_CHARS} characters")
+    return _from_json(raw, spec)
+
+
+@lru_cache(maxsize=32)
+def _from_json(raw: str, where: str) -> str:
     try:
         schema = json.loads(raw)
     except ValueError as exc:
-        raise PipelineError("config", f"--schema: {spec} is not JSON: {exc}") from None
-    return json.dumps(check_schema(schema, f"--schema {spec}"), ensure_ascii=False)
+        raise PipelineError("config", f"{where}: not JSON: {exc}") from None
+    return json.dumps(check_schema(schema, where), ensure_ascii=False)
 
 
 @lru_cache(maxsize=32)

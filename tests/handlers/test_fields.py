@@ -146,7 +146,8 @@ def test_a_code_the_url_holds_wins_then_a_shown_one_over_a_hidden_declaration() 
 
 
 def test_the_urls_own_identifier_is_the_last_resort_sku() -> None:
-    html = page("", '<link rel="canonical" href="https://shop.example/item/133588510845">')
+    html = page("<p>€ 12</p>",
+                '<link rel="canonical" href="https://shop.example/item/133588510845">')
     document = handled(html)
     assert document.fields is not None and document.fields_meta is not None
     assert document.fields["sku"] == "133588510845"
@@ -162,17 +163,27 @@ def test_variants_declared_as_products_any_in_stock() -> None:
 
 
 def test_buy_control_named_in_markup_and_a_priced_ad() -> None:
+    product = '<meta property="og:type" content="product">'
     control = '<img id="addToCartButton" alt="">'
-    fields = handled(page(control)).fields
+    fields = handled(page(control, product)).fields
     assert fields is not None and fields["availability"] == "InStock"
     style = "<style>.add-to-cart{color:red}</style>"  # a style sheet names no control
-    assert handled(page(style)).fields["availability"] is None  # type: ignore[index]
+    assert handled(page(style, product)).fields["availability"] is None  # type: ignore[index]
+    # a page showing no sign of a product is not searched for one
+    assert handled(page(control)).fields["availability"] is None  # type: ignore[index]
     priced = handled(page("<p>€ 20,- Verhandlungsbasis</p>"))
     assert priced.fields is not None and priced.fields_meta is not None
     assert priced.fields["availability"] == "InStock"
     assert priced.fields_meta["fields"]["availability"]["confidence"] < 0.9
     sold = handled(page("<p>€ 20</p><p>Sold out</p>")).fields
     assert sold is not None and sold["availability"] == "OutOfStock"
+
+
+def test_a_page_without_product_signals_is_not_searched_for_codes() -> None:
+    html = page("<p>Model number X-100 in our review</p>",
+                '<link rel="canonical" href="https://news.example/item/133588510845">')
+    fields = handled(html).fields
+    assert fields is not None and fields["sku"] is None
 
 
 def test_a_page_with_nothing_gives_nulls_and_empty_status() -> None:
@@ -198,6 +209,11 @@ def test_article_schema_reads_the_metadata() -> None:
     ("free", None, (None, None)), (0, None, (None, None))])
 def test_parse_price(raw: Any, hint: str | None, expected: tuple[Any, Any]) -> None:
     assert parse_price(raw, hint) == expected
+
+
+def test_a_declared_price_is_the_decimal_it_spells() -> None:
+    assert parse_price("24.990", declared=True) == ("24.99", None)
+    assert parse_price("24.990") == ("24990", None)  # shown on a page: a thousands dot
 
 
 def test_on_page_numbers_in_any_formatting_and_text_normalised() -> None:

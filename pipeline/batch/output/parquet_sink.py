@@ -9,8 +9,8 @@ exists is whole: the directory can be read (``pandas.read_parquet``,
 ``pyarrow.dataset``) while the run goes on, and ``--resume`` reads the parts written. A
 crash loses the records still buffered; ``--resume`` does their URLs again.
 
-Columns are the record's fields; ``metadata`` and ``input`` (maps of any JSON) are JSON
-text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
+Columns are the record's fields; ``metadata``, ``fields``, ``fields_meta`` and ``input``
+(maps of any JSON) are JSON text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ GROUP_RECORDS = 5_000
 GROUP_BYTES = 32 * 1024 * 1024  # content characters buffered before a group is written
 GROUP_SECONDS = 300.0
 PART_PREFIX = "part-"
-JSON_FIELDS = ("metadata", "input")
+JSON_FIELDS = ("metadata", "fields", "fields_meta", "input")
 
 
 def is_parquet(path: str | os.PathLike[str] | None) -> bool:
@@ -59,7 +59,8 @@ def schema() -> Any:
         ("url", text), ("index", number), ("ok", flag), ("final_url", text),
         ("status", number), ("content_type", text), ("handler", text), ("title", text),
         ("content", pa.large_string()), ("format", text), ("metadata", text),
-        ("truncated", flag), ("next_offset", number), ("compressed", flag), ("chars", number),
+        ("fields", text), ("fields_meta", text), ("truncated", flag), ("next_offset", number),
+        ("compressed", flag), ("chars", number),
         ("bytes", number), ("attempts", number), ("elapsed_ms", number), ("cache", text),
         ("rendered", flag), ("input", text), ("source", text), ("duplicate_of", number),
         ("error", pa.struct([("kind", text), ("message", text), ("retryable", flag)])),
@@ -69,7 +70,7 @@ def schema() -> Any:
 def _row(record: Record) -> dict[str, Any]:
     row = record.model_dump(mode="json")
     for name in JSON_FIELDS:
-        if row[name] is not None:
+        if row.get(name) is not None:
             row[name] = json.dumps(row[name], ensure_ascii=False, separators=(",", ":"))
     return row
 
