@@ -23,6 +23,13 @@ _SIGN = (r"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$
          r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
 _AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
 PRICE = re.compile(rf"{_SIGN}\s?(?:{_AMOUNT})|(?:{_AMOUNT})\s?{_SIGN}")
+# Labels of a price that is not the one paid: a recommended, list or former price.
+_LIST_PRICE = re.compile(
+    r"(?:\brrp|\blist price|\bwas|\bregular price|\breg\.|\bmsrp|\buvp|"
+    r"\bunverb\.? preisempf\.?|\bstatt|\bprix conseillé|\bau lieu de|\bprix barré|"
+    r"\bprecio (?:normal|anterior|de lista)|\bantes|\bprezzo (?:consigliato|di listino)|"
+    r"\bcena katalogowa|\bpoprzednia cena|\bbyla cena|\bpůvodní cena|\bpôvodná cena)"
+    r"\s*:?\s*$", re.IGNORECASE)
 # Phrases that say a product cannot be bought now, then that it can; several languages.
 _OUT = re.compile(
     r"\b(?:out of stock|sold out|currently unavailable|no longer available|not available|"
@@ -97,6 +104,8 @@ def price_candidates(visible: str, span: tuple[int, int] | None,
         return
     window = visible[span[1]: span[1] + AFTER_HEADING]
     for match in PRICE.finditer(window):
+        if _LIST_PRICE.search(window, max(0, match.start() - 40), match.start()):
+            continue  # a recommended or former price, shown beside the one paid
         amount, currency = parse_price(match.group(), currency_hint)
         if amount is None:
             continue

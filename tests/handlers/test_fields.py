@@ -117,6 +117,12 @@ def test_visible_page_price_beside_heading_code_label_and_stock_phrase() -> None
     assert {m["source"] for m in document.fields_meta["fields"].values()} == {"page"}
 
 
+def test_a_recommended_or_former_price_is_passed_over() -> None:
+    for shown in ("RRP: £55.00 Price: £48.99", "Unverb. Preisempf.: 9,99 € Preis: 8,33 €"):
+        fields = handled(page(f"<p>{shown}</p>")).fields
+        assert fields is not None and fields["price"] in ("48.99", "8.33")
+
+
 def test_buy_button_means_in_stock() -> None:
     fields = handled(page("<p>€ 9,99</p><button>Ajouter au panier</button>")).fields
     assert fields is not None and fields["availability"] == "InStock"
