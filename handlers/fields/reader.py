@@ -140,6 +140,8 @@ class FieldReader:
             pool.setdefault(_normal(candidate.field), []).append(candidate)
         if "sku" in pool:
             pool["sku"] = _rank_codes(pool["sku"], self.base_url, visible)
+        if "price" in pool:
+            pool["price"] = _sale_first(pool["price"])
         return pool
 
     def _priced_scripts(self) -> bool:
@@ -174,6 +176,19 @@ class FieldReader:
         yield from stock
         yield from code_candidates(visible, span)
         yield from url_code_candidates(self.base_url, metadata.get("canonical_url"))
+
+
+def _sale_first(candidates: list[Candidate]) -> list[Candidate]:
+    """Price candidates with a discounted price the page shows first when the most trusted
+    one is the price before the discount (declared data often gives the list price)."""
+    sale = next((c for c in candidates if c.source == "page"
+                 and c.evidence.endswith("(the discounted price)")), None)
+    if sale is None or not candidates or candidates[0] is sale:
+        return candidates
+    top = candidates[0]
+    if str(top.value) != str(sale.value) and on_page(top.value, sale.evidence):
+        return [sale, *(c for c in candidates if c is not sale)]
+    return candidates
 
 
 def _rank_codes(candidates: list[Candidate], page_url: str, visible: str

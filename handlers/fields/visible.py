@@ -19,7 +19,12 @@ from handlers.fields.values import parse_price
 AFTER_HEADING = 700  # characters after the heading where its price is looked for
 STOCK_WINDOW = 1_000  # ... and its stock phrases
 CODE_WINDOW = 8_000  # ... and its labelled codes
-_SIGN = (r"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b[A-Z]{3}\b|\bRs\.?|\bzł|\bkr\.?|"
+# ISO 4217 codes pages write beside prices (a bare three-letter word is not one).
+_CODES = ("USD|EUR|GBP|CHF|JPY|CNY|INR|RUB|PLN|CZK|HUF|SEK|NOK|DKK|BRL|ARS|CLP|MXN|COP|PEN|"
+          "CAD|AUD|NZD|HKD|SGD|KRW|TRY|UAH|RON|BGN|ILS|ZAR|AED|SAR|PKR|THB|VND|PHP|IDR|MYR|"
+          "NGN|EGP|TWD|ISK|HRK|RSD|KZT|QAR|KWD")
+_SIGN = (rf"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b(?:{_CODES})(?![A-Za-z])|"
+         r"\bRs\.?|\bzł|\bkr\.?|"
          r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
 _AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
 PRICE = re.compile(rf"{_SIGN}\s?(?:{_AMOUNT})|(?:{_AMOUNT})\s?{_SIGN}")
@@ -110,10 +115,36 @@ def price_candidates(visible: str, span: tuple[int, int] | None,
         if amount is None:
             continue
         evidence = evidence_of(window[max(0, match.start() - 60): match.end() + 20])
+        sale = _sale_price(window, match, amount, currency_hint)
+        if sale is not None:  # "€219.99 -50% €110.00": the price paid is the lower
+            amount, evidence = sale
         yield Candidate("price", amount, "page", evidence)
         if currency:
             yield Candidate("currency", currency, "page", evidence)
         return
+
+
+_DISCOUNT = re.compile(r"-\s?\d{1,2}\s?%")
+SALE_GAP = 30  # characters between the two prices of a discount
+
+
+def _sale_price(window: str, first: re.Match[str], amount: str,
+                currency_hint: str | None) -> tuple[str, str] | None:
+    """(the lower price, the evidence) when ``first`` is one of two prices written side by
+    side with a discount percentage beside them, else None."""
+    second = PRICE.search(window, first.end(), first.end() + SALE_GAP)
+    if second is None:
+        return None
+    around = window[first.start(): second.end() + 8]
+    if not _DISCOUNT.search(around):
+        return None
+    other, _ = parse_price(second.group(), currency_hint)
+    if other is None:
+        return None
+    from decimal import Decimal
+
+    lower = min(amount, other, key=Decimal)
+    return lower, evidence_of(f"{around} (the discounted price)")
 
 
 def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[str],

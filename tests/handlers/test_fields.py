@@ -123,6 +123,18 @@ def test_a_recommended_or_former_price_is_passed_over() -> None:
         assert fields is not None and fields["price"] in ("48.99", "8.33")
 
 
+def test_a_discounted_price_beside_the_declared_list_price_wins() -> None:
+    product = {**PRODUCT, "offers": {"@type": "Offer", "price": "219.99",
+                                     "priceCurrency": "EUR"}}
+    document = handled(page("<p>EUR219.99</p><p>-50%</p><p>EUR110.00</p>", ld(product)))
+    assert document.fields is not None and document.fields_meta is not None
+    assert document.fields["price"] == "110"
+    assert document.fields_meta["fields"]["price"]["source"] == "page"
+    # no discount beside them: the declared price stands
+    document = handled(page("<p>EUR219.99</p><p>EUR110.00</p>", ld(product)))
+    assert document.fields is not None and document.fields["price"] == "219.99"
+
+
 def test_buy_button_means_in_stock() -> None:
     fields = handled(page("<p>€ 9,99</p><button>Ajouter au panier</button>")).fields
     assert fields is not None and fields["availability"] == "InStock"
