@@ -257,3 +257,24 @@ def test_schema_errors_are_one_line_config_errors(tmp_path: Any) -> None:
             schema_text(spec)
     with pytest.raises(PipelineError, match="no properties"):
         schema_text({"type": "object"})
+
+
+def test_article_fields_are_the_records_own_reading_on_the_dev_sets(news_dataset,
+                                                                    modern_dataset):
+    import gzip
+
+    for dataset in (news_dataset, modern_dataset):
+        truth = json.loads((dataset / "ground-truth.json").read_text(encoding="utf-8"))
+        for page_id in sorted(truth)[:25]:
+            body = gzip.decompress((dataset / "html" / f"{page_id}.html.gz").read_bytes())
+            options = HandlerOptions(schema=schema_text("article"))
+            try:
+                document = HTML_HANDLER.handle(body, HandlerContext(
+                    url=truth[page_id]["url"], options=options))
+            except PipelineError:
+                continue
+            metadata = document.metadata
+            assert document.fields == {
+                "title": document.title, "byline": metadata.get("byline"),
+                "published": metadata.get("published"), "modified": metadata.get("modified"),
+                "language": metadata.get("lang")}, page_id
