@@ -82,6 +82,7 @@ class FieldReader:
         self.marked: list[Candidate] = []
         self.buttons: list[str] = []
         self.scripts: list[tuple[str, str]] = []
+        self.og_product = False
         if not self.product:
             return
         self.buttons = button_labels(root)
