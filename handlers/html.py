@@ -10,6 +10,7 @@ falls back to landmark containers, then to the whole body.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lxml import etree
 
@@ -30,7 +31,7 @@ from handlers.html_extract import (
     remove_unlikely,
     take_threads,
 )
-from handlers.html_metadata import extract_metadata
+from handlers.html_metadata import page_metadata
 from handlers.html_readability import readability_main
 from handlers.html_render import render
 from handlers.html_signals import challenge_reason, looks_binary
@@ -114,8 +115,15 @@ class HTMLHandler:
             root = parse(source)
         except (etree.ParserError, ValueError) as exc:
             raise PipelineError("empty", f"no parsable HTML: {exc}") from exc
-        title, metadata = extract_metadata(root, ctx.base_url,
-                                           raw=ctx.options.structured_raw)
+        read = page_metadata(root, ctx.base_url, raw=ctx.options.structured_raw)
+        title, metadata = read.title, read.metadata
+        fields = None
+        if ctx.options.schema is not None:  # before cleaning: it reads scripts and buttons
+            from handlers.fields import FieldReader
+
+            fields = FieldReader(ctx.options.schema, root, source=text, base_url=ctx.base_url,
+                                 title=title, declared=read.declared, metas=read.metas,
+                                 props=read.props)
         hidden = clean_tree(root)
         if "published" not in metadata:  # the date shown with the headline
             shown = dateline(_headline(root, title))
@@ -126,6 +134,8 @@ class HTMLHandler:
         visible = " ".join(text_of(page).split())
         title_element = next(root.iter("title"), None)
         page_title = "" if title_element is None else text_of(title_element)
+        picked: dict[str, Any] = {} if fields is None else dict(zip(
+            ("fields", "fields_meta"), fields.finish(page, title, metadata), strict=True))
         reason = challenge_reason(page_title, text, body_element, visible)
         # An interstitial never holds an article.
         if reason and not holds_prose(page) and paragraph_chars(page) < PROSE_FLOOR:
@@ -144,7 +154,7 @@ class HTMLHandler:
             if not content.strip():
                 raise PipelineError("empty", "no extractable text on the page")
             return Document(title=title, content=content, format=ctx.format,
-                            metadata=metadata)
+                            metadata=metadata, **picked)
         # Comments are left out unless asked for; then they follow the article. On a
         # discussion page the threads are the content.
         found = remove_unlikely(root, keep_threads=True)
@@ -182,7 +192,8 @@ class HTMLHandler:
             content += ("\n\n## Comments\n\n" if markdown else "\n\nComments\n\n") + comments
         if hidden:
             metadata["hidden_removed"] = hidden
-        return Document(title=title, content=content, format=ctx.format, metadata=metadata)
+        return Document(title=title, content=content, format=ctx.format, metadata=metadata,
+                        **picked)
 
     def _fallback(self, root: etree._Element, source: bytes, content: str, markdown: bool,
                   base_url: str, header: tuple[str | None, str | None],

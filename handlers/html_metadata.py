@@ -276,10 +276,29 @@ def _in_local_time(stamp: str | None, root: etree._Element) -> str | None:
     return stamp
 
 
+@dataclass
+class PageMetadata:
+    """What :func:`page_metadata` read: the title, the metadata, and what the field readers
+    (:mod:`handlers.fields`) reuse: the declared data, the ``<meta>`` and ``itemprop``
+    elements."""
+
+    title: str | None
+    metadata: dict[str, Any]
+    declared: Declared
+    metas: list[etree._Element]
+    props: list[etree._Element]
+
+
 def extract_metadata(root: etree._Element, base_url: str, *,
                      raw: bool = False) -> tuple[str | None, dict[str, Any]]:
     """(title, metadata dict without absent keys) for a parsed, not yet cleaned, page;
     ``raw``: with the structured data's blocks as declared (``structured_raw``)."""
+    read = page_metadata(root, base_url, raw=raw)
+    return read.title, read.metadata
+
+
+def page_metadata(root: etree._Element, base_url: str, *, raw: bool = False) -> PageMetadata:
+    """:func:`extract_metadata`, with what it read on the way."""
     metas = list(root.iter("meta"))
     meta = _meta(metas)
     marked = _marked(root)
@@ -320,4 +339,5 @@ def extract_metadata(root: etree._Element, base_url: str, *,
         "og": declared.og,
         "structured_raw": raw_blocks(declared) if raw else None,
     }
-    return _title(root, meta, ld, site), {k: v for k, v in data.items() if v}
+    return PageMetadata(_title(root, meta, ld, site), {k: v for k, v in data.items() if v},
+                        declared, metas, marked.props)

@@ -55,6 +55,9 @@ class HandlerOptions(Mapping[str, Any]):
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
     * ``detect_lang``: a runner adds the text's language to the metadata
       (:mod:`pipeline.extract.language`); a handler need not.
+    * ``schema``: the fields schema as canonical JSON text
+      (:func:`pipeline.core.field_schemas.schema_text`), or None: the HTML handler then
+      fills the document's ``fields`` and ``fields_meta`` (:mod:`handlers.fields`).
 
     :meth:`from_mapping` builds one from a ``dict`` and refuses unknown names. It is a
     read-only mapping of the option names, so code written for the old ``dict`` options
@@ -68,6 +71,7 @@ class HandlerOptions(Mapping[str, Any]):
     pdf_max_pages: int = _setting("pdf_max_pages")
     pdf_time_limit: float = _setting("pdf_time_limit")
     detect_lang: bool = False
+    schema: str | None = None
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> HandlerOptions:

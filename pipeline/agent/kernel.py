@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from pipeline.core.errors import PipelineError, describe_validation, sanitize_message
+from pipeline.core.field_schemas import MAX_SCHEMA_CHARS, schema_text
 from pipeline.core.models import (
     ErrorInfo,
     ExtractOptions,
@@ -103,7 +104,7 @@ class SearchArgs(BaseModel):
 class ExtractArgs(BaseModel):
     """Arguments of ``web_extract`` (also the source of its tool schema)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     urls: list[str] = Field(min_length=1, max_length=MAX_EXTRACT_URLS,
                             description="absolute http(s) URLs to read")
@@ -119,6 +120,11 @@ class ExtractArgs(BaseModel):
     render: Literal["never", "auto", "always"] | None = Field(
         None, description="run the page's JavaScript in a headless browser: auto (only pages "
         "that are empty without it), always, or never; default: the server's setting")
+    schema_: str | None = Field(
+        None, alias="schema", max_length=MAX_SCHEMA_CHARS,
+        description="also read these fields from each page: product, article, recipe, "
+        "event, job, or a JSON Schema object as JSON text; each value is checked against "
+        "the page and comes with its source")
 
     @field_validator("urls", mode="before")
     @classmethod
@@ -241,7 +247,7 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                       offset: int = 0, settings: Settings | None = None,
                       registry: Registry | None = None,
                       compressor: Any = None,
-                      render: str | None = None) -> ExtractResponse:
+                      render: str | None = None, schema: Any = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order (a single URL may be passed as a
     string). ``settings`` carries every limit and switch, by the batch flags' names
     (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
@@ -251,23 +257,31 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     ``next_offset``: pass it as ``offset`` for the next window, read from the full-text cache
     (:mod:`pipeline.store.cache`) without fetching again. ``render`` (``never``, ``auto``,
     ``always``) overrides ``settings.render`` for this call (a headless browser, extra
-    ``[browser]``). Never raises for failures: a bad
+    ``[browser]``). ``schema`` (a built-in name, a JSON Schema dict or JSON text, a pydantic
+    model class) gives each record ``fields`` and ``fields_meta`` (docs/fields.md); one
+    that is not valid JSON Schema is an ``invalid_request``. Never raises for failures: a bad
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
     ``ok=False`` and one failed record per URL."""
     try:
         # model_validate: the caller's loose types (a bare URL string, a tuple) are checked there
-        args = ExtractArgs.model_validate(dict(urls=urls, format=format, max_chars=max_chars,
-                                               compress=compress, instruction=instruction,
-                                               offset=offset, render=render))
+        args = ExtractArgs.model_validate(dict(
+            urls=urls, format=format, max_chars=max_chars, compress=compress,
+            instruction=instruction, offset=offset, render=render,
+            schema=None if schema is None else schema_text(schema, files=False)))
     except ValidationError as exc:
         return ExtractResponse(ok=False, error=ErrorInfo(
             kind="invalid_request",
             message=sanitize_message(describe_validation(exc, ExtractArgs, "request"))))
+    except PipelineError as exc:  # a schema that is not JSON Schema
+        return ExtractResponse(ok=False, error=ErrorInfo(kind="invalid_request",
+                                                         message=exc.message))
     warnings: list[str] = []
     try:
         settings = _settings(settings)
         if args.render is not None and args.render != settings.render:
             settings = settings.model_copy(update={"render": args.render})
+        if args.schema_ is not None:
+            settings = settings.model_copy(update={"fields_schema": args.schema_})
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
         policy = NetworkPolicy.from_settings(settings)  # literal addresses: before any provider

@@ -96,6 +96,8 @@ def _render_record(record: Record, untrusted: bool) -> str:
     source = record.final_url or record.url
     title = " ".join((record.title or "").split()) or source
     page = f"## {title}\nSource: {source}\n\n{record.content or ''}"
+    if record.fields is not None:  # asked for with a schema: the values, then their sources
+        page += "\n\nFields: " + json.dumps(record.fields, ensure_ascii=False)
     text = _wrap(page, untrusted)
     if record.truncated and record.next_offset is not None:
         text += f"\n\n(Truncated: to read on, call web_extract with {read_on(record)}.)"

@@ -276,7 +276,9 @@ def _hidden(model: type[BaseModel]) -> tuple[str, ...]:
 
 
 def _fields(args: BaseModel) -> dict[str, Any]:
-    return {name: getattr(args, name) for name in type(args).model_fields}
+    """The call's keyword arguments: each field by its alias when it has one (``schema``)."""
+    return {info.alias or name: getattr(args, name)
+            for name, info in type(args).model_fields.items()}
 
 
 def tool_definitions(

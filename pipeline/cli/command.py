@@ -138,6 +138,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
     ("--format", "format", {"choices": ("markdown", "text")}),
     ("--html-extractor", "html_extractor", {"choices": ("builtin", "readability")}),
+    ("--schema", "fields_schema", {"metavar": "NAME|FILE.json"}),
     ("--workers", "workers", {"type": int, "metavar": "N"}),
     ("--processes", "processes", {"type": int, "metavar": "N"}),
     ("--handler-timeout", "handler_timeout", {"type": float, "metavar": "SECONDS"}),
@@ -163,7 +164,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
-                        "languages", "structured_raw", "warc_out", "warc_max_bytes"})
+                        "languages", "structured_raw", "warc_out", "warc_max_bytes",
+                        "fields_schema"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),

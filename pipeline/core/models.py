@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 ErrorKind = Literal[
     "invalid_url",
@@ -77,12 +84,15 @@ class _Outcome(BaseModel):
 
 
 class Document(BaseModel):
-    """What a content handler makes of a body: readable content plus metadata."""
+    """What a content handler makes of a body: readable content plus metadata; with a
+    schema (``HandlerOptions.schema``), the fields it asks for and where each came from."""
 
     title: str | None = None
     content: str = ""
     format: OutputFormat = "markdown"
     metadata: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] | None = None
+    fields_meta: dict[str, Any] | None = None
 
 
 class ExtractOptions(BaseModel):
@@ -106,7 +116,10 @@ class Record(_Outcome):
     ``source`` the sitemap or feed it was found in; both null otherwise. ``duplicate_of`` (a
     batch run with ``--dedup``) is the ``index`` of the first record whose text this one's
     repeats; a record a run's filter withheld (``--lang``, ``--drop-duplicates``) is
-    ``filtered``: not ok, no content, its metadata kept."""
+    ``filtered``: not ok, no content, its metadata kept. ``fields`` and ``fields_meta``
+    (a schema was asked for: ``--schema``, ``web_extract(schema=…)``) are the schema's
+    properties, each a value or null, and where each came from; without a schema they are
+    left out of the record's JSON altogether, so such records are what they were."""
 
     url: str
     index: int | None = None
@@ -119,6 +132,8 @@ class Record(_Outcome):
     content: str | None = None
     format: OutputFormat | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] | None = None
+    fields_meta: dict[str, Any] | None = None
     truncated: bool = False
     next_offset: int | None = None
     compressed: bool = False
@@ -134,6 +149,16 @@ class Record(_Outcome):
     error: ErrorInfo | None = None
 
     _what = "record"
+    _ONLY_WITH_SCHEMA: ClassVar[tuple[str, ...]] = ("fields", "fields_meta")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self._ONLY_WITH_SCHEMA:
+                if data.get(name, 0) is None:
+                    del data[name]
+        return data
 
     @model_validator(mode="after")
     def _content_when_ok(self) -> Self:

@@ -118,6 +118,9 @@ class Settings(BaseModel):
     structured_raw: bool = Field(
         False, description="keep a page's JSON-LD and microdata as declared, bounded "
         "(metadata.structured_raw)")
+    fields_schema: str | None = Field(
+        None, description="fill each record's fields by this schema: product, article, "
+        "recipe, event, job or a JSON Schema file (docs/fields.md)")
     html_extractor: Literal["builtin", "readability"] = Field(
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
@@ -184,6 +187,19 @@ class Settings(BaseModel):
     @classmethod
     def _parse_headers(cls, value: Any) -> Any:
         return parse_headers(value)
+
+    @field_validator("fields_schema")
+    @classmethod
+    def _check_schema(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from pipeline.core.field_schemas import schema_text
+
+        try:
+            schema_text(value)
+        except PipelineError as exc:
+            raise ValueError(exc.message) from None
+        return value
 
     @field_validator("proxy")
     @classmethod

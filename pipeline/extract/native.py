@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from handlers import HandlerContext, HandlerOptions, HandlerRegistry, registry_for
 from pipeline.core.errors import PipelineError, sanitize_message
+from pipeline.core.field_schemas import schema_text
 from pipeline.core.models import Document, ErrorInfo, ExtractOptions, OutputFormat, Record
 from pipeline.core.settings import Settings, load_settings
 from pipeline.core.truncate import Truncated, clip_metadata, clip_title, truncate
@@ -165,7 +166,9 @@ class NativeExtractor:
                               pdf_time_limit=s.pdf_time_limit,
                               include_comments=s.include_comments,
                               html_extractor=s.html_extractor,
-                              structured_raw=s.structured_raw, detect_lang=s.detect_lang)
+                              structured_raw=s.structured_raw, detect_lang=s.detect_lang,
+                              schema=None if s.fields_schema is None
+                              else schema_text(s.fields_schema))
 
     async def _extract(self, url: str, fields: dict[str, Any], format: OutputFormat,
                        max_chars: int, cached: StoredPage | None = None
@@ -199,6 +202,8 @@ class NativeExtractor:
             document = await self._runner.run(handler, result.body, ctx)
         fields.update(title=clip_title(document.title), format=document.format,
                       metadata=clip_metadata(document.metadata))
+        if document.fields is not None:
+            fields.update(fields=document.fields, fields_meta=document.fields_meta)
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = (Truncated(document.content, document.truncated, document.next_offset)

@@ -112,4 +112,6 @@ def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]
     }
     if settings.render != "never":  # keys of unrendered texts stay what they were
         identity["render"] = settings.render
+    if settings.fields_schema is not None:  # so do keys of records without fields
+        identity["fields_schema"] = settings.fields_schema
     return identity

@@ -14,8 +14,8 @@ written: a crash or a full disk loses no finished record, as with JSONL output. 
 write stops the run (exit 74) with the journals kept; ``--resume`` counts their records done
 and writes each into the part it was meant for before it goes on.
 
-Columns are the record's fields; ``metadata`` and ``input`` (maps of any JSON) are JSON
-text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
+Columns are the record's fields; ``metadata``, ``fields``, ``fields_meta`` and ``input``
+(maps of any JSON) are JSON text, ``error`` a struct of ``kind``, ``message``, ``retryable``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ GROUP_SECONDS = 300.0
 PART_PREFIX = "part-"
 JOURNAL_PREFIX = ".journal-"
 JOURNAL_SUFFIX = ".jsonl"
-JSON_FIELDS = ("metadata", "input")
+JSON_FIELDS = ("metadata", "fields", "fields_meta", "input")
 
 
 def is_parquet(path: str | os.PathLike[str] | None) -> bool:
@@ -67,7 +67,8 @@ def schema() -> Any:
         ("url", text), ("index", number), ("ok", flag), ("final_url", text),
         ("status", number), ("content_type", text), ("handler", text), ("title", text),
         ("content", pa.large_string()), ("format", text), ("metadata", text),
-        ("truncated", flag), ("next_offset", number), ("compressed", flag), ("chars", number),
+        ("fields", text), ("fields_meta", text), ("truncated", flag), ("next_offset", number),
+        ("compressed", flag), ("chars", number),
         ("bytes", number), ("attempts", number), ("elapsed_ms", number), ("cache", text),
         ("rendered", flag), ("input", text), ("source", text), ("duplicate_of", number),
         ("error", pa.struct([("kind", text), ("message", text), ("retryable", flag)])),
@@ -77,7 +78,7 @@ def schema() -> Any:
 def _row(record: Record) -> dict[str, Any]:
     row = record.model_dump(mode="json")
     for name in JSON_FIELDS:
-        if row[name] is not None:
+        if row.get(name) is not None:
             row[name] = json.dumps(row[name], ensure_ascii=False, separators=(",", ":"))
     return row
 
