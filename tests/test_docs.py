@@ -18,7 +18,7 @@ COMMANDS = ("", "search", "backends", "mcp", "merge")  # "": the batch command
 FLAG = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 COMMAND_LINE = re.compile(r"python -m pipeline\b(?P<rest>.*)")
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
-EXTRA = re.compile(r"\[(?P<extras>[a-z,]+)\]'")  # '.[pdf,mcp]', 'extract-pipeline[pdf]'
+EXTRA = re.compile(r"\[(?P<extras>[a-z,]+)\]'")  # '.[pdf,mcp]'
 
 
 @cache

@@ -272,5 +272,5 @@ def test_the_ray_engine_without_ray_is_a_one_line_usage_error(tmp_path, monkeypa
     urls = write_urls(tmp_path / "urls.txt", ["http://a.test/1"])
     assert cli.main([str(urls), "-o", str(tmp_path / "out"), "--engine", "ray"]) == 2
     err = capsys.readouterr().err
-    assert "pip install 'extract-pipeline[ray]'" in err and len(err.strip().splitlines()) == 1
+    assert "pip install -e '.[ray]'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()  # nothing was started or written
