@@ -228,9 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("urls", metavar="URLS", nargs="?",
                         help="file of URLs, one per line (or a table: --input-format); '-' "
-                        "for stdin; optional with --sitemap/--feed")
+                        "for stdin; or http(s) URLs, the list themselves; optional with "
+                        "--sitemap/--feed")
     parser.add_argument("more_inputs", metavar="MORE", nargs="*",
-                        help="with --input-format warc: more WARC files, directories or lists")
+                        help="more http(s) URLs; with --input-format warc: more WARC files, "
+                        "directories or lists")
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="write records to this file ('-' or default: stdout), or for a "
                         "sharded run to this directory")
