@@ -106,6 +106,16 @@ def test_ci_installs_exactly_the_readmes_install_line():
     assert ci == readme, f".ci/run installs {ci}, the README {readme}"
 
 
+def test_where_the_readme_shows_parquet_output_it_says_it_is_a_directory():
+    """``-o x.parquet`` writes a directory of part files (tests/batch/output check it): a
+    reader of the README must not expect one file."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    shown = [n for n, line in enumerate(lines) if re.search(r"\.parquet\b", line, re.I)]
+    assert shown
+    silent = [lines[n] for n in shown if "directory" not in " ".join(lines[n:n + 2])]
+    assert not silent, silent
+
+
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$", re.M)
 
