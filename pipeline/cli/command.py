@@ -297,8 +297,9 @@ def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = Tru
     ``batch=False``: no :data:`BATCH_ONLY` ones; the batch command has no :data:`NOT_BATCH`
     ones), in ``groups`` by their title when given; read them back with
     :func:`settings_from_args`."""
-    def where(name: str) -> Any:
-        return groups[_GROUP_OF.get(name, FILES)] if groups is not None else parser
+    def where(name: str) -> Any:  # a setting no group names stays loose (a test finds it)
+        group = FILES if name == "config" else _GROUP_OF.get(name)
+        return groups[group] if groups is not None and group is not None else parser
 
     def offered(name: str) -> bool:
         return name not in (NOT_BATCH if batch else BATCH_ONLY)

@@ -22,7 +22,7 @@ def test_every_flag_is_in_a_named_group_in_order():
     assert titles[:2] == ["positional arguments", "options"]
     assert [re.sub(r" \(see .*\)$", "", title) for title in titles[2:]] == GROUPS
     loose = [action.dest for action in parser._action_groups[1]._group_actions]
-    assert loose == ["help", "version"]  # every other flag has its group
+    assert loose == ["help", "version"], "give each flag a group: command._GROUP_OF"
     assert all(group._group_actions for group in parser._action_groups)
 
 
