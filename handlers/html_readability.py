@@ -1,6 +1,6 @@
 """readability-lxml's main-content algorithm, for ``--html-extractor readability``.
 
-An optional extra (``pip install 'extract-pipeline[readability]'``), imported on first use
+An optional extra (``pip install -e '.[readability]'``), imported on first use
 inside the worker that runs the HTML handler. Only the choice of the main block is
 readability's: metadata, challenge detection, rendering and truncation stay the handler's, so
 the two algorithms differ in nothing else.
@@ -12,10 +12,10 @@ from lxml import etree
 
 from handlers.html_dom import parse
 from pipeline.core.errors import PipelineError
+from pipeline.core.extras import install_hint
 
 EXTRA = "readability"
-MISSING = ("--html-extractor readability needs readability-lxml: "
-           "pip install 'extract-pipeline[readability]'")
+MISSING = f"--html-extractor readability needs readability-lxml: {install_hint(EXTRA)}"
 
 
 def require() -> None:

@@ -28,9 +28,10 @@ from handlers.pdf_bounds import check_inflated_size
 from handlers.registry import HandlerContext
 from handlers.sniff import classify
 from pipeline.core.errors import PipelineError
+from pipeline.core.extras import install_hint
 from pipeline.core.models import Document
 
-INSTALL_HINT = "pip install 'extract-pipeline[pdf]'"
+INSTALL_HINT = install_hint("pdf")
 
 # PDFium is not thread-safe; agents may run handlers in threads, so calls are serialised.
 _PDFIUM_LOCK = threading.Lock()

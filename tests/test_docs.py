@@ -18,7 +18,7 @@ COMMANDS = ("", "search", "backends", "mcp", "merge")  # "": the batch command
 FLAG = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 COMMAND_LINE = re.compile(r"python -m pipeline\b(?P<rest>.*)")
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
-EXTRA = re.compile(r"\[(?P<extras>[a-z,]+)\]'")  # '.[pdf,mcp]', 'extract-pipeline[pdf]'
+EXTRA = re.compile(r"\[(?P<extras>[a-z,]+)\]'")  # '.[pdf,mcp]'
 
 
 @cache
@@ -87,6 +87,33 @@ def test_readme_opens_with_the_test_command_ci_runs():
     commands = [line.split("#", 1)[0].strip() for line in first_block[1].splitlines()]
     assert "python -m pytest" in commands
     assert any(c.startswith("python -m pipeline ") for c in commands)
+
+
+PIP_INSTALL = re.compile(r"^\s*(?:python -m )?pip install (?P<args>[^#\n]*)", re.M)
+
+
+def test_ci_installs_exactly_the_readmes_install_line():
+    """CI installs what the README's first install line does, nothing more (a wider install
+    in CI hid a test that needed a package the README's line lacks); the line makes a venv
+    first, as a new user must."""
+    first_block = FENCE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert first_block is not None
+    readme = [found["args"].split() for found in PIP_INSTALL.finditer(first_block[1])]
+    assert len(readme) == 1, "the README's first block: one install line"
+    assert "python3 -m venv .venv" in first_block[1]
+    ci = [[word for word in found["args"].split() if word != "--quiet"]
+          for found in PIP_INSTALL.finditer((ROOT / ".ci" / "run").read_text())]
+    assert ci == readme, f".ci/run installs {ci}, the README {readme}"
+
+
+def test_where_the_readme_shows_parquet_output_it_says_it_is_a_directory():
+    """``-o x.parquet`` writes a directory of part files (tests/batch/output check it): a
+    reader of the README must not expect one file."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    shown = [n for n, line in enumerate(lines) if re.search(r"\.parquet\b", line, re.I)]
+    assert shown
+    silent = [lines[n] for n in shown if "directory" not in " ".join(lines[n:n + 2])]
+    assert not silent, silent
 
 
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")

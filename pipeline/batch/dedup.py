@@ -29,6 +29,7 @@ import re
 from typing import Literal, Protocol
 
 from pipeline.core.errors import UsageError
+from pipeline.core.extras import install_hint
 from pipeline.core.models import Record
 
 DedupMode = Literal["exact", "near"]
@@ -94,8 +95,7 @@ def require_rensa() -> None:
     try:
         import rensa  # noqa: F401
     except ImportError as exc:
-        raise UsageError("--dedup near needs rensa: pip install 'extract-pipeline[dedup]'"
-                         ) from exc
+        raise UsageError(f"--dedup near needs rensa: {install_hint('dedup')}") from exc
 
 
 class NearIndex:

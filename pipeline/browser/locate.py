@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.extras import install_hint
 from pipeline.core.settings import Settings
 
 # The real binary first: Debian's /usr/bin/chromium is a shell script that adds its own
@@ -27,7 +28,7 @@ KNOWN_PATHS = (
     "/usr/bin/google-chrome-stable",
     "/usr/bin/google-chrome",
 )
-INSTALL_HINT = ("pip install 'extract-pipeline[browser]' and a Chromium: the distribution's "
+INSTALL_HINT = (f"{install_hint('browser')} and a Chromium: the distribution's "
                 "(apt-get install chromium) or Playwright's (playwright install chromium)")
 
 

@@ -16,6 +16,7 @@ import re
 from pipeline.core.errors import PipelineError
 
 APP_SHELL = "JavaScript app shell"  # how the HTML handler's challenge message starts
+RENDER_HINT = "a browser renders it: --render auto"
 SHORT_CONTENT = 300  # characters: an extraction this short may be a shell's leftovers
 _SCRIPT = re.compile(rb"<script\b[^>]*>(.*?)</script\s*>", re.IGNORECASE | re.DOTALL)
 _HAS_SCRIPT = re.compile(rb"<script\b", re.IGNORECASE)
@@ -26,6 +27,15 @@ _DATA_ISLAND = re.compile(
 _EMPTY_MOUNT = re.compile(
     rb"<(?:div|main|section)\b[^>]*\bid\s*=\s*[\"']?(?:root|app|__next|__nuxt|___gatsby|"
     rb"svelte|application)[\"'\s>][^<]*</(?:div|main|section)>", re.IGNORECASE)
+
+
+def with_render_hint(error: PipelineError) -> PipelineError:
+    """``error`` naming the flag that renders the page when it is an app shell's
+    ``challenge`` (met with rendering off); any other error as it is."""
+    if error.kind == "challenge" and error.message.startswith(APP_SHELL):
+        return PipelineError(error.kind, f"{error.message}; {RENDER_HINT}",
+                             retryable=error.retryable)
+    return error
 
 
 def render_reason(body: bytes, *, error: PipelineError | None = None,

@@ -18,7 +18,7 @@ import os
 import shlex
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -112,12 +112,40 @@ _HELP = {
 
 
 def _default(name: str) -> str:
+    """A setting's help: its description and its default, when the default says something
+    (not None, an empty list or an off switch: those are the absence the flag changes)."""
     info = Settings.model_fields[name]
     value = info.get_default(call_default_factory=True)
     text = _HELP.get(name, info.description or "")
     if "{default}" in text:
         return text.format(default=value)
+    if value is None or value is False or value in ([], (), {}):
+        return text
     return f"{text}; default: {value}" if text else f"default: {value}"
+
+
+# The batch command's --help groups, in order; "input" is pipeline.cli.inputs'.
+OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES = (
+    "output", "fetch and politeness (see docs/fetch-options.md, docs/safety.md)", "content",
+    "rendering (see docs/rendering.md)", "corpus (see docs/corpus.md)",
+    "scale-out (see docs/batch.md 'Scaling out')", "cache and compressor", "settings files")
+_GROUP_OF: dict[str, str] = {name: group for group, names in {
+    OUTPUT: ("ordered", "quiet"),
+    FETCH: ("concurrency", "per_host", "rate", "max_bytes", "timeout", "connect_timeout",
+            "read_timeout", "retries", "retry_after_cap", "max_redirects", "head", "head_trust",
+            "user_agent", "allow_net", "allow_private", "robots", "proxy", "trust_env",
+            "allow_proxy_net", "headers", "cookie_file", "credential_hosts",
+            "credential_headers"),
+    CONTENT: ("max_chars", "format", "html_extractor", "pdf_max_pages", "pdf_time_limit",
+              "handler_timeout", "handlers", "include_comments", "structured_raw", "fields_schema",
+              "detect_lang", "extract_backend", "backend"),
+    RENDERING: ("render", "render_concurrency", "browser_path", "render_wait",
+                "render_max_bytes", "render_restart_pages", "render_max_memory_mb"),
+    CORPUS: ("warc_out", "warc_max_bytes", "dedup", "drop_duplicates", "languages"),
+    SCALE_OUT: ("processes", "workers"),
+    CACHE: ("cache_dir", "cache_ttl", "cache_max_mb", "compress", "instruction",
+            "compress_floor", "compress_deadline"),
+}.items() for name in names}
 
 
 # (flag, settings field, argparse keywords) for every limit and switch.
@@ -166,6 +194,8 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
                         "languages", "structured_raw", "warc_out", "warc_max_bytes",
                         "fields_schema"})
+# Settings the batch command never reads (the library's and the MCP server's): not in its help.
+NOT_BATCH = frozenset({"cache"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
     ("--allow-net", "allow_net", "CIDR"),
     ("--handler", "handlers", "MODULE:ATTR"),
@@ -228,57 +258,73 @@ def build_parser() -> argparse.ArgumentParser:
         + f"\n\nexamples:\n{_examples(prog)}",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    add_input_arguments(parser)  # its group comes first
+    groups = {title: parser.add_argument_group(title) for title in
+              (OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES)}
     parser.add_argument("urls", metavar="URLS", nargs="?",
                         help="file of URLs, one per line (or a table: --input-format); '-' "
-                        "for stdin; optional with --sitemap/--feed")
+                        "for stdin; or http(s) URLs, the list themselves; optional with "
+                        "--sitemap/--feed")
     parser.add_argument("more_inputs", metavar="MORE", nargs="*",
-                        help="with --input-format warc: more WARC files, directories or lists")
-    parser.add_argument("-o", "--output", metavar="OUT",
-                        help="write records to this file ('-' or default: stdout), or for a "
-                        "sharded run to this directory")
-    parser.add_argument("--resume", action="store_true",
+                        help="more http(s) URLs; with --input-format warc: more WARC files, "
+                        "directories or lists")
+    output, scale_out = groups[OUTPUT], groups[SCALE_OUT]
+    output.add_argument("-o", "--output", metavar="OUT",
+                        help="write records to this file ('-' or default: stdout; OUT.parquet: "
+                        "a directory of Parquet files), or for a sharded run to this directory")
+    output.add_argument("--resume", action="store_true",
                         help="skip URLs already recorded in OUT (needs -o), append the rest")
-    parser.add_argument("--overwrite", action="store_true",
+    output.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (without --resume or --overwrite a "
                         "non-empty OUT is refused)")
-    parser.add_argument("--shard", metavar="K/N",
-                        help="run only shard K (0..N-1) of N: the URLs whose host hashes to K "
-                        "(needs -o OUT_DIR)")
-    parser.add_argument("--engine", choices=("local", "ray"), default="local",
-                        help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
-                        "'ray' extra); default: local")
-    parser.add_argument("--address", metavar="ADDRESS",
-                        help="with --engine ray: the cluster (auto, ray://HOST:10001); "
-                        "default: start a local Ray")
-    parser.add_argument("--shards", type=int, metavar="N",
-                        help="with --engine ray: how many shards; default: 4 per CPU of the "
-                        "cluster (or the resumed run's)")
-    add_input_arguments(parser)
-    add_settings_arguments(parser)
+    scale_out.add_argument("--shard", metavar="K/N",
+                           help="run only shard K (0..N-1) of N: the URLs whose host hashes to "
+                           "K (needs -o OUT_DIR)")
+    scale_out.add_argument("--engine", choices=("local", "ray"), default="local",
+                           help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
+                           "'ray' extra); default: local")
+    scale_out.add_argument("--address", metavar="ADDRESS",
+                           help="with --engine ray: the cluster (auto, ray://HOST:10001); "
+                           "default: start a local Ray")
+    scale_out.add_argument("--shards", type=int, metavar="N",
+                           help="with --engine ray: how many shards; default: 4 per CPU of the "
+                           "cluster (or the resumed run's)")
+    add_settings_arguments(parser, groups=groups)
     return parser
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True) -> None:
-    """``--config`` and a flag for every setting (shared with ``mcp``, which passes
-    ``batch=False`` to leave out the :data:`BATCH_ONLY` ones); read them back with
+def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True,
+                           groups: Mapping[str, Any] | None = None) -> None:
+    """``--config`` and a flag for every setting the command reads (``mcp`` passes
+    ``batch=False``: no :data:`BATCH_ONLY` ones; the batch command has no :data:`NOT_BATCH`
+    ones), in ``groups`` by their title when given; read them back with
     :func:`settings_from_args`."""
-    parser.add_argument("--config", metavar="FILE", help="TOML settings file")
+    def where(name: str) -> Any:  # a setting no group names stays loose (a test finds it)
+        group = FILES if name == "config" else _GROUP_OF.get(name)
+        return groups[group] if groups is not None and group is not None else parser
+
+    def offered(name: str) -> bool:
+        return name not in (NOT_BATCH if batch else BATCH_ONLY)
+
+    where("config").add_argument("--config", metavar="FILE",
+                                 help="TOML settings file (env PIPELINE_CONFIG)")
     for flag, name, keywords in _VALUED:
-        if batch or name not in BATCH_ONLY:
-            parser.add_argument(flag, dest=name, default=None, help=_default(name), **keywords)
+        if offered(name):
+            where(name).add_argument(flag, dest=name, default=None, help=_default(name),
+                                     **keywords)
     for flag, name, metavar in _REPEATED:
-        if batch or name not in BATCH_ONLY:
+        if offered(name):
             whole = name in _WHOLE_VALUES
-            parser.add_argument(flag, dest=name, default=None, metavar=metavar,
-                                action="append" if whole else CommaList,
-                                help=f"repeatable{'' if whole else ' or A,B'}; "
-                                f"{_default(name)}")
+            where(name).add_argument(flag, dest=name, default=None, metavar=metavar,
+                                     action="append" if whole else CommaList,
+                                     help=f"repeatable{'' if whole else ' or A,B'}; "
+                                     f"{_default(name)}")
     for flag, name, value in _SWITCHES:
-        if not batch and name in BATCH_ONLY:
-            continue
-        help_text = _HELP[name] if name in ("head", "cache", "detect_lang") else _default(name)
-        parser.add_argument(flag, dest=name, action="store_const", const=value, default=None,
-                            help=help_text)
+        if offered(name):
+            help_text = _HELP[name] if name in ("head", "cache", "detect_lang") \
+                else _default(name)
+            where(name).add_argument(flag, dest=name, action="store_const", const=value,
+                                     default=None, help=help_text)
 
 
 def _dispatch(name: str, argv: list[str]) -> int:

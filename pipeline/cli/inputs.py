@@ -21,6 +21,8 @@ from pipeline.batch.input.tables import (
 from pipeline.core.errors import UsageError
 from pipeline.fetch.local_files import LocalFiles
 
+_HTTP = re.compile(r"https?://", re.IGNORECASE)  # an argument that is a URL, not a path
+
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("input (see docs/inputs.md)")
@@ -71,7 +73,7 @@ def _patterns(flag: str, patterns: list[str]) -> tuple[str, ...]:
 
 def _roots(flag: str, urls: list[str]) -> tuple[str, ...]:
     for url in urls:
-        if not re.match(r"https?://", url, re.IGNORECASE):
+        if not _HTTP.match(url):
             raise UsageError(f"{flag} wants an http(s) URL, not {url[:200]!r}")
     return tuple(urls)
 
@@ -101,7 +103,8 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         include=_patterns("--include", args.include),
         exclude=_patterns("--exclude", args.exclude), same_host=args.same_host)
     args.input_note = None
-    if args.input_format is None and str(args.urls).lower().endswith((".warc", ".warc.gz")):
+    if args.input_format is None and str(args.urls).lower().endswith((".warc", ".warc.gz")) \
+            and not _HTTP.match(str(args.urls)):
         args.input_format = "warc"
         args.input_note = (f"reading {args.urls} as WARC (by its name; --input-format lines "
                            "reads it as URL lines)")
@@ -109,11 +112,18 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         return _warc_input(args, expand)
     if getattr(args, "warc_captures", None) is not None:
         raise UsageError("--warc-captures goes with --input-format warc")
+    given = _url_arguments(args)
+    if given:  # URLs to run over, not the paths of lists
+        if args.input_format not in (None, "lines") or args.url_column is not None:
+            raise UsageError("URL arguments are read as URLs: drop --input-format and "
+                             "--url-column (they describe a list file)")
+        args.urls, args.more_inputs = None, []
     if getattr(args, "more_inputs", None):
         raise UsageError(f"one URL list at a time (several inputs go with --input-format "
                          f"warc): {args.more_inputs[0]!r}")
-    if args.urls is None and not expand.roots:
-        raise UsageError("give URLS (a file, '-' for stdin), --sitemap URL or --feed URL")
+    if args.urls is None and not expand.roots and not given:
+        raise UsageError("give URLS (a file, '-' for stdin, or http(s) URLs), --sitemap URL "
+                         "or --feed URL")
     if not expand.roots and (args.max_urls is not None or args.include or args.exclude
                              or args.same_host):
         raise UsageError("--max-urls, --include, --exclude and --same-host go with "
@@ -133,7 +143,20 @@ def input_from_args(args: argparse.Namespace) -> RunInput:
         local_files = LocalFiles(args.allow_files, base or os.curdir)
     if args.urls is not None:
         check_table(args.urls, args.input_format, args.url_column)
-    return RunInput(args.urls, args.input_format, args.url_column, expand, local_files)
+    return RunInput(args.urls, args.input_format, args.url_column, expand, local_files,
+                    given=given)
+
+
+def _url_arguments(args: argparse.Namespace) -> tuple[str, ...]:
+    """The positional arguments when they are http(s) URLs (a run over them); () when they
+    are a list's path; a ``UsageError`` when URLs and paths are mixed."""
+    given = [args.urls, *(getattr(args, "more_inputs", None) or [])] \
+        if args.urls is not None else []
+    urls = tuple(arg for arg in given if _HTTP.match(arg))
+    if urls and len(urls) < len(given):
+        path = next(arg for arg in given if not _HTTP.match(arg))
+        raise UsageError(f"give http(s) URLs or one list of them, not both: {path!r}")
+    return urls
 
 
 def _warc_input(args: argparse.Namespace, expand: ExpandOptions) -> RunInput:

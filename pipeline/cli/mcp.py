@@ -17,10 +17,9 @@ from pipeline.cli.command import (
     settings_from_args,
 )
 from pipeline.core.errors import PipelineError
+from pipeline.core.extras import install_hint
 
-MISSING_EXTRA = (
-    "the MCP server needs the official MCP SDK: pip install 'extract-pipeline[mcp]'"
-)
+MISSING_EXTRA = f"the MCP server needs the official MCP SDK: {install_hint('mcp')}"
 
 
 def build_parser() -> argparse.ArgumentParser:

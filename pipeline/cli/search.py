@@ -25,8 +25,13 @@ from pipeline.core.errors import PROG, PipelineError, describe_validation
 from pipeline.core.models import SearchResponse
 from pipeline.core.settings import Settings, load_settings
 from pipeline.providers.base import TimeRange
+from pipeline.providers.http import NETWORK_ERROR, TIMED_OUT
 from pipeline.providers.registry import CAPABILITIES, Registry, default_registry
 
+# What to do when no provider was reached: the machine may be offline.
+OFFLINE_HINT = ("search needs the network: check the connection (or set a proxy: "
+                "PIPELINE_PROXY), or name a provider you can reach with --backend NAME "
+                "(the 'backends' command lists them)")
 # The search request's fields, by the flags that set them.
 _SEARCH_FLAGS = {"max_results": "--max-results", "time_range": "--time-range",
                  "include_domains": "--include-domain", "exclude_domains": "--exclude-domain",
@@ -99,7 +104,10 @@ def search_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
         if error.kind in ("invalid_request", "config"):  # the command line's mistake
             _error(parser, error.message)
             return EXIT_USAGE
-        _error(parser, f"{error.kind}: {error.message}")
+        unreached = error.kind == "provider" and any(
+            f": {what}" in error.message for what in (NETWORK_ERROR, TIMED_OUT))
+        _error(parser, f"{error.kind}: {error.message}"
+               + (f"; {OFFLINE_HINT}" if unreached else ""))
         return 1
     if args.json or not out.isatty():
         for row in response.results:

@@ -199,7 +199,13 @@ class NativeExtractor:
         if self._renderer is not None and self._renderable(result, handler):
             document = await self._rendered_document(url, result, handler, ctx, fields)
         else:
-            document = await self._runner.run(handler, result.body, ctx)
+            try:
+                document = await self._runner.run(handler, result.body, ctx)
+            except PipelineError as exc:
+                hinted = self._render_hint(exc)
+                if hinted is exc:
+                    raise
+                raise hinted from exc
         fields.update(title=clip_title(document.title), format=document.format,
                       metadata=clip_metadata(document.metadata))
         if document.fields is not None:
@@ -212,6 +218,14 @@ class NativeExtractor:
         record = Record(ok=True, content=cut.text, truncated=cut.truncated,
                         next_offset=cut.next_offset, chars=len(cut.text), **fields)
         return record, Validators.from_headers(result.final_url, result.headers)
+
+    def _render_hint(self, error: PipelineError) -> PipelineError:
+        """With rendering off, an app shell's error names ``--render auto``."""
+        if self.settings.render != "never" or error.kind != "challenge":
+            return error
+        from pipeline.browser.shells import with_render_hint
+
+        return with_render_hint(error)
 
     def _renderable(self, result: FetchResult, handler: ContentHandler) -> bool:
         """Only an HTML answer (by its type, or sniffed when it has none) is rendered."""

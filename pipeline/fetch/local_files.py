@@ -26,7 +26,7 @@ from pipeline.core.errors import PipelineError, UsageError
 if TYPE_CHECKING:
     from pipeline.fetch.base import FetchResult
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")  # a URL's scheme, as a line starts
 _READ_CHUNK = 1 << 20
 # An opened file's real path, to catch a directory swapped for a symlink after the check.
 _PROC_FD = "/proc/self/fd"
@@ -59,7 +59,7 @@ class LocalFiles:
     @staticmethod
     def claims(url: str) -> bool:
         """True for an input that names a local file: a ``file:`` URL or a path."""
-        return url[:5].lower() == "file:" or _SCHEME.match(url) is None
+        return url[:5].lower() == "file:" or SCHEME.match(url) is None
 
     def _path(self, url: str) -> Path:
         if url[:5].lower() == "file:":

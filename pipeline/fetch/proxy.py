@@ -26,6 +26,7 @@ import aiohttp
 from yarl import URL
 
 from pipeline.core.errors import PipelineError
+from pipeline.core.extras import install_hint
 from pipeline.core.request_options import check_proxy_url
 from pipeline.core.settings import Settings
 from pipeline.fetch.base import FetchError
@@ -52,8 +53,8 @@ def socks_connector(proxy: URL, address: str | None = None,
     try:
         from aiohttp_socks import ProxyConnector, ProxyType
     except ImportError:
-        raise PipelineError("config", "socks proxies need the socks extra: pip install "
-                            "'extract-pipeline[socks]'") from None
+        raise PipelineError("config", "socks proxies need the socks extra: "
+                            f"{install_hint('socks')}") from None
     return ProxyConnector(host=address or proxy.raw_host or "", port=proxy.port or 1080,
                           proxy_type=ProxyType.SOCKS5, username=proxy.user,
                           password=proxy.password, rdns=True, **options)

@@ -33,6 +33,9 @@ REASON_CHARS = 120  # a vendor's own words in our messages: enough to act on, ne
 _AUTH_STATUSES = frozenset({401, 403})
 
 
+NETWORK_ERROR, TIMED_OUT = "network error", "timed out"  # a vendor not reached (no network?)
+
+
 class VendorError(PipelineError):
     """A failed vendor call. ``fatal`` marks failures of the whole provider (bad key, no
     credit) as opposed to one URL; ``retry_after`` carries the server's hint."""
@@ -214,7 +217,7 @@ class VendorClient:
         except VendorError:
             raise
         except TimeoutError as exc:
-            raise VendorError(self.vendor, "timed out", retryable=True) from exc
+            raise VendorError(self.vendor, TIMED_OUT, retryable=True) from exc
         except aiohttp.InvalidURL as exc:
             raise VendorError(self.vendor, "invalid endpoint URL (check its *_URL setting)",
                               fatal=True) from exc
@@ -222,7 +225,7 @@ class VendorClient:
             cause = vendor_reason(str(exc), type(exc).__name__)
             retryable = (dns_retryable(exc) if isinstance(exc, aiohttp.ClientConnectorDNSError)
                          else True)
-            raise VendorError(self.vendor, f"network error: {cause}",
+            raise VendorError(self.vendor, f"{NETWORK_ERROR}: {cause}",
                               retryable=retryable) from exc
 
     def _request(self, method: str, url: str, *, params: Mapping[str, Any] | None,

@@ -80,7 +80,7 @@ def test_missing_sdk_is_a_clear_usage_error(monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "mcp", None)  # as if the [mcp] extra were not installed
     assert mcp_server.main([]) == 2
-    assert "pip install 'extract-pipeline[mcp]'" in capsys.readouterr().err
+    assert "pip install -e '.[mcp]'" in capsys.readouterr().err
 
 
 def test_help_lists_the_shared_settings_flags(capsys):

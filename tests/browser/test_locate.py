@@ -20,7 +20,7 @@ def test_without_playwright_the_error_names_the_extra(monkeypatch):
     with pytest.raises(PipelineError) as failure:
         locate.check_rendering(Settings(render="auto"))
     assert failure.value.kind == "config"
-    assert "pip install 'extract-pipeline[browser]'" in failure.value.message
+    assert "pip install -e '.[browser]'" in failure.value.message
 
 
 def test_the_command_line_says_it_in_one_line_before_any_work(monkeypatch, tmp_path, capsys):
@@ -31,7 +31,7 @@ def test_the_command_line_says_it_in_one_line_before_any_work(monkeypatch, tmp_p
     out = tmp_path / "out.jsonl"
     assert main([str(urls), "-o", str(out), "--render", "auto"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "extract-pipeline[browser]" in err[0]
+    assert len(err) == 1 and "pip install -e '.[browser]'" in err[0]
     assert not out.exists()
 
 

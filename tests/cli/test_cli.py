@@ -167,8 +167,8 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
     parser = cli.build_parser()
     flags = {action.dest: action for action in parser._actions}
     # search_backend: the 'search' command's own flags; provider_env: a config-file table
-    # of vendor keys (secrets do not belong on a command line)
-    batch_only = {"search_backend", "provider_env"}
+    # of vendor keys (secrets do not belong on a command line); NOT_BATCH: mcp's flags
+    batch_only = {"search_backend", "provider_env", *cli.NOT_BATCH}
     missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
     assert missing == [], f"add a flag for {missing} in pipeline/cli/command.py"
     assert "default: 100000" in flags["max_chars"].help

@@ -3,10 +3,11 @@
 import asyncio
 import io
 import json
+import socket
 
 import pytest
 
-from pipeline.cli.search import backends_main, search_main
+from pipeline.cli.search import OFFLINE_HINT, backends_main, search_main
 from tests.support.scripted_server import reply_json, reply_text
 
 ANSWER = {"query": "q", "results": [
@@ -132,3 +133,22 @@ def test_a_named_backend_without_its_key_is_a_config_error_not_another_vendor(ca
     message = one_line_error(capsys, "search")
     assert "'brave', which is not configured (set BRAVE_API_KEY)" in message
     assert message.endswith("configured search providers: duckduckgo")
+
+
+async def test_a_provider_out_of_reach_says_what_to_do(monkeypatch, capsys):
+    with socket.socket() as closed:  # a port nothing listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("SEARXNG_URL", f"http://127.0.0.1:{port}")
+    code, out = await run(search_main, ["q", "--backend", "searxng"])
+    assert code == 1 and out == ""
+    [line] = capsys.readouterr().err.splitlines()
+    assert "searxng: network error" in line
+    assert line.endswith(f"; {OFFLINE_HINT}")
+
+
+async def test_a_provider_that_answered_gets_no_network_hint(server, monkeypatch, capsys):
+    monkeypatch.setenv("SEARXNG_URL", server.url)
+    server.route("GET", "/search", reply_text("nope", status=403))
+    assert (await run(search_main, ["q", "--backend", "searxng"]))[0] == 1
+    assert "network" not in capsys.readouterr().err

@@ -122,3 +122,22 @@ def test_media_types_no_handler_could_take_are_rejected_early():
     assert not native.rejects_media_type("text/plain")
     assert not native.rejects_media_type("application/octet-stream")
     assert not native.rejects_media_type(None)
+
+
+async def test_an_app_shell_names_the_flag_that_renders_it_and_a_bot_wall_does_not():
+    shell, wall = "http://example.test/app", "http://example.test/wall"
+    routes = {
+        shell: page(shell, b'<!doctype html><html><head><title>App</title></head><body>'
+                    b'<div id="root"></div><script src="/app.js"></script></body></html>',
+                    "text/html"),
+        wall: page(wall, b"<html><head><title>Just a moment...</title></head><body><p>"
+                   b"Checking your browser before accessing the site.</p></body></html>",
+                   "text/html"),
+    }
+    app = await extract(routes, shell)
+    assert app.error is not None and app.error.kind == "challenge"
+    assert app.error.message.startswith("JavaScript app shell")
+    assert app.error.message.endswith("a browser renders it: --render auto")
+    bot = await extract(routes, wall)
+    assert bot.error is not None and bot.error.kind == "challenge"
+    assert "--render" not in bot.error.message  # a browser is no way around a bot wall

@@ -54,7 +54,7 @@ def test_missing_extra_is_a_config_error_in_the_handler(monkeypatch):
     with pytest.raises(PipelineError) as caught:
         handle({"html_extractor": "readability"})
     assert caught.value.kind == "config"
-    assert "pip install 'extract-pipeline[readability]'" in caught.value.message
+    assert "pip install -e '.[readability]'" in caught.value.message
 
 
 def test_missing_extra_stops_the_command_line_with_one_line(tmp_path, monkeypatch, capsys):
@@ -67,7 +67,7 @@ def test_missing_extra_stops_the_command_line_with_one_line(tmp_path, monkeypatc
                        "--workers", "1"], fetcher=text_fetcher(urls, media_type="text/html"))
     err = capsys.readouterr().err
     assert status == 2
-    assert len(err.strip().splitlines()) == 1 and "extract-pipeline[readability]" in err
+    assert len(err.strip().splitlines()) == 1 and "pip install -e '.[readability]'" in err
     assert "Traceback" not in err
 
 

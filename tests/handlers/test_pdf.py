@@ -113,7 +113,7 @@ def test_without_pypdfium2_a_pdf_is_unsupported_with_the_install_hint(
     monkeypatch.setattr(builtins, "__import__", no_pdfium)
     error = failure(pdf_writer([["text"]]))
     assert error.kind == "unsupported_type"
-    assert "pip install 'extract-pipeline[pdf]'" in error.message
+    assert "pip install -e '.[pdf]'" in error.message
 
 
 def test_handler_is_picklable_for_the_process_pool() -> None:

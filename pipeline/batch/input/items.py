@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from pipeline.core.errors import UsageError
 from pipeline.core.models import ErrorKind
+from pipeline.fetch.local_files import SCHEME
 
 MAX_LINE_BYTES = 64 * 1024  # a longer line is not a URL; it is read past, never held whole
 SHOWN_URL_CHARS = 200  # how much of an over-long line its record keeps as ``url``
@@ -103,15 +104,28 @@ def _continues_url(url: str, word: str) -> bool:
     return "." in word and bool(after_scheme) and "/" not in after_scheme
 
 
+def _names_a_place(word: str) -> bool:
+    """Whether a line's first field reads as a URL or a path (``https://…``, ``file:…``,
+    ``example.test``, ``page.html``, ``docs/a``) rather than a word of prose (``not``,
+    ``Notes:``): a scheme with something after it, a slash or a dot."""
+    scheme = SCHEME.match(word)
+    return (scheme is not None and scheme.end() < len(word)) or any(
+        mark in word for mark in "/.\\")
+
+
 def line_item(index: int, number: int, text: str) -> InputItem:
     """The item of URL line ``number`` (``text``, stripped): its first whitespace-separated
     field is the URL, and the rest of the line travels as the record's
-    ``input`` (``{"line": number, "rest": …}``). A space that seems to cut the URL itself
+    ``input`` (``{"line": number, "rest": …}``). A line whose first field reads as neither
+    a URL nor a path (``not a url``) is its own ``url``, as written (its record then says
+    why it is not one). A space that seems to cut the URL itself
     (``http://exa mple.test/?q``) makes the whole line an ``invalid_url`` item, never a
     fetch of its first part; a tab always ends the URL."""
     url, *tail = text.split(None, 1)
     if not tail:
         return InputItem(index, url)
+    if not _names_a_place(url):
+        return InputItem(index, text[:SHOWN_URL_CHARS])
     rest = tail[0]
     if text[len(url)] != "\t" and _continues_url(url, rest.split(None, 1)[0]):
         return InputItem(index, text[:SHOWN_URL_CHARS],

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pipeline.batch.input.items import InputItem, open_input
+from pipeline.batch.input.items import InputItem, line_item, open_input
 from pipeline.batch.input.tables import read_input
 from pipeline.core.settings import Settings
 from pipeline.fetch.credentials import CredentialScope
@@ -53,10 +53,16 @@ class RunInput:
     local_files: LocalSource | None = None
     more: tuple[str, ...] = ()
     captures: str = "last"  # --warc-captures: a URL's last response record, or all of them
+    # URLs given as arguments (``python -m pipeline URL…``): the list, one URL a line.
+    given: tuple[str, ...] = field(default=(), kw_only=True)
 
     @contextlib.contextmanager
     def file_items(self) -> Iterator[Iterator[InputItem]]:
         """The list's items (none without a list); the file is closed after."""
+        if self.given:
+            yield (line_item(index, index + 1, url.strip())
+                   for index, url in enumerate(self.given))
+            return
         if self.path is None:
             yield iter(())
             return
@@ -77,7 +83,7 @@ class RunInput:
         """How the input's items are made, beyond the file's bytes (a sharded run's
         manifest keeps it): None for a plain list. A WARC input names its paths too (the
         first one's bytes are fingerprinted only when it is a file)."""
-        if self.format == "lines" and not self.expand.roots:
+        if self.format == "lines" and not self.expand.roots and not self.given:
             return None
         found = {"format": self.format, "url_column": self.url_column,
                  **{name: list(value) if isinstance(value, tuple) else value
@@ -85,6 +91,8 @@ class RunInput:
         if self.format == "warc" and self.path is not None:
             found["warc_inputs"] = [os.path.abspath(path) for path in (self.path, *self.more)]
             found["warc_captures"] = self.captures
+        if self.given:
+            found["urls"] = list(self.given)
         return found
 
     def credential_scope(self, settings: Settings) -> CredentialScope | None:
@@ -96,7 +104,10 @@ class RunInput:
         return CredentialScope.of(settings.credential_hosts, self.expand.roots)
 
     def count(self) -> int | None:
-        """Items in a regular file with nothing to expand (one streamed pass), else None."""
+        """Items in a regular file or the URL arguments with nothing to expand (one streamed
+        pass), else None."""
+        if self.given and not self.expand.roots:
+            return len(self.given)
         if self.expand.roots or self.path is None or self.path == "-" or self.format == "warc" \
                 or not stat.S_ISREG(os.stat(self.path).st_mode):
             return None

@@ -42,6 +42,7 @@ _FLAGS = {"handlers": "handler", "languages": "lang",  # a setting whose flag ha
 # list (4: run_input.DEFAULT_DEPTH, not imported: merge must not load the fetcher).
 _ITEM_FLAGS: dict[str, tuple[str, Any]] = {
     "format": ("--input-format", "lines"), "url_column": ("--url-column", None),
+    "urls": ("URL arguments", None),
     "sitemaps": ("--sitemap", []), "feeds": ("--feed", []), "max_urls": ("--max-urls", None),
     "max_depth": ("--sitemap-depth", 4), "include": ("--include", []),
     "exclude": ("--exclude", []), "same_host": ("--same-host", False),

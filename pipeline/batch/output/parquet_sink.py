@@ -32,6 +32,7 @@ from typing import Any
 
 from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done, stored_texts
 from pipeline.core.errors import OutputError, UsageError
+from pipeline.core.extras import install_hint
 from pipeline.core.models import Record
 
 SUFFIX = ".parquet"
@@ -54,8 +55,7 @@ def _pyarrow() -> Any:
         import pyarrow
         import pyarrow.parquet
     except ImportError as exc:
-        raise UsageError("-o OUT.parquet needs pyarrow: pip install "
-                         "'extract-pipeline[parquet]'") from exc
+        raise UsageError(f"-o OUT.parquet needs pyarrow: {install_hint('parquet')}") from exc
     return pyarrow
 
 

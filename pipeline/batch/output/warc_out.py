@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from yarl import URL
 
 from pipeline.core.errors import PROG, OutputError, UsageError
+from pipeline.core.extras import install_hint
 from pipeline.fetch.archive import Exchange
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ GZIP_LEVEL = 1  # 2.4x cheaper than level 6 for 40% more bytes (benchmarks/READM
 _SERIAL = re.compile(r"-(\d{5,})\.warc\.gz$")
 _SCAN_CHUNK = 1 << 20
 _REDACTED = "<redacted>"
-INSTALL_HINT = "pip install 'extract-pipeline[warc]'"
+INSTALL_HINT = install_hint("warc")
 
 
 def require_fastwarc(flag: str) -> None:

@@ -36,6 +36,7 @@ from pipeline.batch.shards.shard_run import (
     note_warc_files,
     prepare,
     run_shard,
+    say,
     spooled,
 )
 from pipeline.core.errors import OutputError, PipelineError, UsageError
@@ -244,6 +245,8 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
     scope = run_input.credential_scope(settings)
     try:
         with spooled(args, output, settings, scope) as spools:
+            if (note := one_shard_note(spools)) is not None:
+                say(settings, note)
             jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
                     for shard, spool in spools.items()}
             summary = _drive(jobs, local, started)
@@ -251,6 +254,17 @@ def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
         note_warc_files(output, settings)
     summary.skipped += already
     return summary
+
+
+def one_shard_note(spools: dict[int, Spool]) -> str | None:
+    """What to tell when one of several shards got every item: a shard takes whole hosts,
+    so a run over one host (or hosts that hash alike) is one process's work."""
+    busy = [shard for shard, spool in spools.items() if spool.count]
+    if len(spools) < 2 or len(busy) != 1 or spools[busy[0]].count < 2:
+        return None
+    return (f"all {spools[busy[0]].count} URLs went to shard {busy[0]}, as a shard takes "
+            "whole hosts and their hosts all hash to it: one process does the work "
+            "(--processes pays on many hosts)")
 
 
 def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,

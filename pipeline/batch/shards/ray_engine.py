@@ -37,12 +37,13 @@ from pipeline.batch.shards.shard_run import (
     stop_signals_interrupt,
 )
 from pipeline.core.errors import PipelineError, UsageError
+from pipeline.core.extras import install_hint
 from pipeline.core.settings import Settings
 
 try:
     import ray
 except ImportError as exc:  # the command line turns this into a one-line usage error
-    raise UsageError("--engine ray needs Ray: pip install 'extract-pipeline[ray]'") from exc
+    raise UsageError(f"--engine ray needs Ray: {install_hint('ray')}") from exc
 
 SHARDS_PER_CPU = 4  # default shard count: this many per CPU of the cluster
 IN_FLIGHT_PER_CPU = 2  # tasks submitted at once, per CPU (the rest wait in the driver)

@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from pipeline.batch.input.items import read_items
 from pipeline.batch.input.tables import MAX_ROW_CHARS, read_input
 from pipeline.cli import command as cli
 from tests.cli.test_end_to_end import run_cli, site
@@ -49,8 +52,10 @@ def test_the_rest_of_a_url_line_is_kept_and_a_cut_url_never_fetched(tmp_path, ca
         f"{URLS[1]}   Herons, a field guide",         # spaces, words: a label
         "http://exa mple.invalid/?q",                 # a space cuts the host
         f"{URLS[2]} a/b",                             # the path goes on after a space
-        "not a url x",
+        "not a url x",                                # prose: the line is the url
         URLS[3],
+        "Notes: see below",
+        "example.test  a label",                      # a host without scheme: a URL's try
     ]
     table = tmp_path / "urls.txt"
     table.write_text("\n".join(lines) + "\n")
@@ -64,11 +69,13 @@ def test_the_rest_of_a_url_line_is_kept_and_a_cut_url_never_fetched(tmp_path, ca
         (1, URLS[1], {"line": 4, "rest": "Herons, a field guide"}),
         (2, "http://exa mple.invalid/?q", None),
         (3, f"{URLS[2]} a/b", None),
-        (4, "not", {"line": 7, "rest": "a url x"}),
+        (4, "not a url x", None),
         (5, URLS[3], None),
+        (6, "Notes: see below", None),
+        (7, "example.test", {"line": 10, "rest": "a label"}),
     ]
     assert "a space cuts the URL on line 5" in records[2]["error"]["message"]
-    assert records[3]["error"]["kind"] == "invalid_url"
+    assert all(records[n]["error"]["kind"] == "invalid_url" for n in (3, 4, 6, 7))
     assert sorted(fetcher.calls) == [URLS[0], URLS[1], URLS[3]]  # never http://exa
     assert "3 lines with text after the URL (kept as input.rest)" in capsys.readouterr().err
 
@@ -238,3 +245,22 @@ def test_a_huge_csv_field_is_read_past_without_being_held(tmp_path):
     growth_kib, last = done.stdout.split()
     assert last == URLS[1]
     assert int(growth_kib) < (field >> 10) // 8, f"peak grew {int(growth_kib) >> 10} MiB"
+
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,;!'", min_size=1,
+               max_size=12)
+
+
+@given(words=st.lists(WORD, min_size=2, max_size=6))
+def test_a_line_of_prose_is_its_own_url(words):
+    line = " ".join(words)
+    [item] = read_items(io.BytesIO(line.encode() + b"\n"))
+    assert (item.url, item.extra) == (line, None)
+
+
+@given(path=st.from_regex(r"/[a-z0-9]{0,8}", fullmatch=True), label=st.lists(WORD, min_size=1,
+                                                                              max_size=4))
+def test_a_label_after_a_url_stays_its_rest(path, label):
+    url = f"https://t.test{path}"
+    [item] = read_items(io.BytesIO(f"{url} {' '.join(label)}\n".encode()))
+    assert (item.url, item.extra) == (url, {"input": {"line": 1, "rest": " ".join(label)}})

@@ -188,7 +188,7 @@ def test_without_fastwarc_the_flag_says_what_to_install(tmp_path, monkeypatch, c
     assert cli.main([str(urls), "-o", str(tmp_path / "o.jsonl"), "--warc-out",
                      str(tmp_path / "w")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "pip install 'extract-pipeline[warc]'" in err
+    assert err.count("\n") == 0 and "pip install -e '.[warc]'" in err
 
 
 def _pairs(tmp_path: Path, count: int) -> Path:

@@ -12,7 +12,8 @@ from pipeline.cli import command as cli
 from tests.batch.shards.test_sharded import LOOPBACK, Site, merged, write_urls
 
 ray = pytest.importorskip(
-    "ray", reason="Ray is not installed: pip install -e '.[ray]' (CI installs it)")
+    "ray", reason="Ray is not installed (not in the test extra: it is large): "
+    "pip install -e '.[test,ray]' runs this test")
 ROOT = Path(__file__).resolve().parents[3]
 # Starting a local Ray, its workers and the retried task: minutes on a loaded 2-core machine.
 # The bound catches a hang; it is not what is tested.
