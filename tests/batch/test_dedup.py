@@ -173,7 +173,7 @@ def test_near_without_rensa_says_what_to_install(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "rensa", None)
-    with pytest.raises(Exception, match=r"pip install 'extract-pipeline\[dedup\]'"):
+    with pytest.raises(Exception, match=r"pip install -e '\.\[dedup\]'"):
         Deduplicator("near")
 
 
