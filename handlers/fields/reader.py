@@ -143,6 +143,8 @@ class FieldReader:
             pool["sku"] = _rank_codes(pool["sku"], self.base_url, visible)
         if "price" in pool:
             pool["price"] = _sale_first(pool["price"])
+        if "availability" in pool:
+            pool["availability"] = _buyable_first(pool["availability"])
         return pool
 
     def _priced_scripts(self) -> bool:
@@ -190,6 +192,25 @@ def _sale_first(candidates: list[Candidate]) -> list[Candidate]:
     if str(top.value) != str(sale.value) and on_page(top.value, sale.evidence):
         return [sale, *(c for c in candidates if c is not sale)]
     return candidates
+
+
+_CANNOT_ORDER = frozenset({"OutOfStock", "SoldOut", "Discontinued"})
+
+
+def _buyable_first(candidates: list[Candidate]) -> list[Candidate]:
+    """Availability candidates with the page's own buy button first when the most trusted
+    one declares the product out of stock: declared data is often the first variant's or
+    stale, while an enabled button labelled to buy, on no other card of the page, is what
+    a reader can press. (A stock phrase does not get this: those near a product are as
+    often a variant's or a neighbour's.)"""
+    if not candidates or candidates[0].source == "page" or \
+            candidates[0].value not in _CANNOT_ORDER:
+        return candidates
+    button = next((c for c in candidates if c.source == "page"
+                   and c.evidence.startswith("<button>")), None)
+    if button is None:
+        return candidates
+    return [button, *(c for c in candidates if c is not button)]
 
 
 def _rank_codes(candidates: list[Candidate], page_url: str, visible: str

@@ -19,6 +19,7 @@ from handlers.fields.values import parse_price
 AFTER_HEADING = 700  # characters after the heading where its price is looked for
 STOCK_WINDOW = 1_000  # ... and its stock phrases
 CODE_WINDOW = 8_000  # ... and its labelled codes
+LISTED = 3  # a buy label or stock phrase this many times near the product is a list's
 # ISO 4217 codes pages write beside prices (a bare three-letter word is not one).
 _CODES = ("USD|EUR|GBP|CHF|JPY|CNY|INR|RUB|PLN|CZK|HUF|SEK|NOK|DKK|BRL|ARS|CLP|MXN|COP|PEN|"
           "CAD|AUD|NZD|HKD|SGD|KRW|TRY|UAH|RON|BGN|ILS|ZAR|AED|SAR|PKR|THB|VND|PHP|IDR|MYR|"
@@ -52,13 +53,14 @@ _IN = re.compile(
     r"skladom|skladem|op voorraad|i lager|på lager|varastossa|в наличии|є в наявності|"
     r"ir noliktavā|laos|na stanju|na zalihi|stokta|在庫あり|有货|재고있음)\b", re.IGNORECASE)
 _BUY = re.compile(
-    r"\b(?:add to (?:cart|bag|basket|trolley)|buy (?:it )?now|add to shopping (?:cart|bag)|"
+    r"\b(?:add to (?:your |my )?(?:cart|bag|basket|trolley)|buy (?:it )?now|"
+    r"add to shopping (?:cart|bag)|"
     r"ajouter au panier|añadir al (?:carrito|carro)|agregar al (?:carrito|carro)|"
     r"comprar(?: ahora)?|in den (?:warenkorb|einkaufswagen)|jetzt kaufen|"
     r"aggiungi al carrello|acquista ora|adicionar (?:ao|à) (?:carrinho|sacola)|"
     r"do koszyka|kup teraz|do košíka|do košíku|in winkelwagen|lägg i varukorgen|"
     r"læg i kurv|legg i handlekurv|lisää ostoskoriin|в корзину|купить|до кошика|"
-    r"pievienot grozam|lisa ostukorvi|dodaj u košaricu|sepete ekle|カートに入れる|"
+    r"pievienot grozam|lisa ostukorvi|dodaj u košaricu|kupi|sepete ekle|カートに入れる|"
     r"加入购物车|장바구니|구매하기|bid now|place bid|make offer|order now|"
     r"pre-?order now)\b", re.IGNORECASE)
 # Labels before a product code, then the code: a word with a digit (letters, digits and
@@ -156,14 +158,16 @@ def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[s
     no out-of-stock phrase near the heading."""
     start = span[0] if span else 0
     window = visible[start: start + STOCK_WINDOW]
-    out, shown = _OUT.search(window), _IN.search(window)
+    around = visible[start: start + 2 * STOCK_WINDOW]
+    out, shown = _own_phrase(_OUT, window, around), _own_phrase(_IN, window, around)
     first = min((m for m in (out, shown) if m), key=lambda m: m.start(), default=None)
     if first is not None:
         state = "OutOfStock" if first is out else "InStock"
         yield Candidate("availability", state, "page",
                         evidence_of(window[max(0, first.start() - 40): first.end() + 40]))
     for label in buttons:
-        if _BUY.search(label):
+        # The same buy label on several buttons is a product list's (one per card).
+        if _BUY.search(label) and buttons.count(label) < LISTED:
             yield Candidate("availability", "InStock", "page", evidence_of(f"<button>{label}"))
             return
     if not source:  # the caller has not yet seen any sign of a product on the page
@@ -177,6 +181,40 @@ def stock_candidates(visible: str, span: tuple[int, int] | None, buttons: list[s
         # weakest reading (a classified ad shows no button and no stock line).
         yield Candidate("availability", "InStock", "page",
                         evidence_of(f"offered at {price}; no out-of-stock phrase"))
+
+
+CARD_CHARS = 300  # at most this far apart, one phrase per card of a product strip
+
+
+def _own_phrase(pattern: re.Pattern[str], window: str, around: str
+                ) -> re.Match[str] | None:
+    """The first stock phrase in ``window`` that is the product's own, not a product
+    strip's: a strip writes the same phrase under each card ("Produkt niedostępny" under
+    every "other products in this range"), :data:`LISTED` times or more, each within
+    :data:`CARD_CHARS` of the one before (``around`` is the window and what follows)."""
+    folded = around.casefold()
+    for match in pattern.finditer(window):
+        if not _in_strip(folded, match.group().casefold(), match.start()):
+            return match
+    return None
+
+
+def _in_strip(text: str, phrase: str, at: int) -> bool:
+    """Whether the ``phrase`` written at ``at`` is one of a run of :data:`LISTED` or more
+    in ``text``, each within :data:`CARD_CHARS` of the last."""
+    positions = []
+    start = text.find(phrase)
+    while start >= 0:
+        positions.append(start)
+        start = text.find(phrase, start + 1)
+    run: list[int] = []
+    for position in positions:
+        if run and position - run[-1] > CARD_CHARS:
+            if at in run and len(run) >= LISTED:
+                return True
+            run = []
+        run.append(position)
+    return at in run and len(run) >= LISTED
 
 
 # How markup names a buy control, in an attribute value (lower-cased page source).
@@ -248,10 +286,14 @@ def url_code_candidates(page_url: str, declared_url: str | None) -> Iterator[Can
 
 
 def button_labels(root: etree._Element) -> list[str]:
-    """The labels of the page's buttons and submit inputs (read before cleaning drops
-    them), at most 200."""
+    """The labels of the page's enabled buttons and submit inputs (read before cleaning
+    drops them), at most 200. A disabled button says nothing about stock: pages disable
+    the buy button until a size or model is chosen, and scripts enable it."""
     labels = []
     for element in root.iter("button", "input"):
+        if element.get("disabled") is not None or (
+                element.get("aria-disabled") or "").lower() == "true":
+            continue
         if element.tag == "input":
             if (element.get("type") or "").lower() not in ("submit", "button"):
                 continue

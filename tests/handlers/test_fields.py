@@ -140,6 +140,34 @@ def test_buy_button_means_in_stock() -> None:
     assert fields is not None and fields["availability"] == "InStock"
 
 
+def test_the_pages_own_buy_button_over_a_declared_out_of_stock() -> None:
+    stale = {**PRODUCT, "offers": {**PRODUCT["offers"],
+                                   "availability": "https://schema.org/OutOfStock"}}
+    document = handled(page("<button>Add to your basket</button>", ld(stale)))
+    assert document.fields is not None and document.fields_meta is not None
+    assert document.fields["availability"] == "InStock"
+    assert document.fields_meta["fields"]["availability"]["source"] == "page"
+    # a disabled button (waiting for a size) and one on every card of a list say nothing
+    for buttons in ("<button disabled>Add to basket</button>",
+                    '<button aria-disabled="true">Add to basket</button>',
+                    "<button>Add to basket</button>" * 3):
+        fields = handled(page(buttons, ld(stale))).fields
+        assert fields is not None and fields["availability"] == "OutOfStock", buttons
+    # without a declaration a disabled button is no buy signal either
+    fields = handled(page("<button disabled>Add to basket</button>")).fields
+    assert fields is not None and fields["availability"] is None
+
+
+def test_a_stock_phrase_under_every_card_of_a_strip_is_not_the_products() -> None:
+    strip = "".join(f"<div><p>Panel {n}</p><p>25,99 zł</p><p>Produkt niedostępny</p></div>"
+                    for n in range(4))
+    fields = handled(page(f"<p>32 zł</p><h2>Inne z serii</h2>{strip}")).fields
+    assert fields is not None and (fields["price"], fields["availability"]) == (
+        "32", "InStock")
+    fields = handled(page("<p>32 zł</p><p>Produkt niedostępny</p>")).fields
+    assert fields is not None and fields["availability"] == "OutOfStock"
+
+
 def test_invalid_value_is_dropped_and_the_next_source_taken() -> None:
     schema = {"type": "object", "properties": {
         "sku": {"type": "string", "pattern": "^[0-9]+$"}, "price": {"type": "number"}}}
