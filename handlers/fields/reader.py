@@ -32,9 +32,9 @@ from handlers.fields.values import _SIGNS, numbers_in, on_page
 from handlers.fields.visible import (
     button_labels,
     code_candidates,
-    first_heading,
-    heading_span,
+    headings,
     price_candidates,
+    product_span,
     shown_text,
     stock_candidates,
     url_code_candidates,
@@ -75,7 +75,8 @@ class FieldReader:
         self.source = source
         # The page's headline as the metadata reader chose it (cross-checked with the
         # declared titles), else its first <h1>: the product's name.
-        self.heading = title or first_heading(root)
+        self.headings = headings(root)
+        self.heading = title or next(iter(self.headings), "")
         wanted = {_ALIASES.get(n, n) for n in map(_normal, self.schema.get("properties", {}))}
         # Only a schema asking for what only products have reads the product sources.
         self.product = bool(wanted & _PRODUCT_ONLY)
@@ -156,7 +157,7 @@ class FieldReader:
         yield from self.marked
         if not self.product:
             return
-        span = heading_span(visible, self.heading)
+        span = product_span(visible, [self.heading, *self.headings])
         hint = next((c.value for c in self.marked if c.field == "currency"), None)
         prices = list(price_candidates(visible, span, hint))
         offered = next((c.evidence for c in (*self.marked, *prices) if c.field == "price"),

@@ -26,7 +26,8 @@ _SIGNS = {"€": "EUR", "£": "GBP", "₹": "INR", "₽": "RUB", "₩": "KRW", "
           "Kč": "CZK", "Ft": "HUF", "лв": "BGN", "₫": "VND", "฿": "THB", "₱": "PHP",
           "US$": "USD", "C$": "CAD", "A$": "AUD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD",
           "руб": "RUB", "грн": "UAH", "lei": "RON", "Rs": "PKR", "₦": "NGN", "元": "CNY",
-          "円": "JPY", "€.": "EUR", "CHF": "CHF", "Fr.": "CHF", "SFr.": "CHF"}
+          "円": "JPY", "kn": "HRK", "Kn": "HRK", "€.": "EUR", "CHF": "CHF", "Fr.": "CHF",
+          "SFr.": "CHF"}
 _AVAILABILITY = {name.lower(): name for name in AVAILABILITY}
 # Spellings feeds and shops use beside the schema.org names.
 _AVAILABILITY.update({"in stock": "InStock", "in_stock": "InStock", "instock": "InStock",
@@ -74,7 +75,15 @@ def parse_price(raw: Any, currency_hint: str | None = None, *,
     price = Price.fromstring(raw[:200], currency_hint=currency_hint)
     if price.amount is None or price.amount <= 0:
         return None, None
-    return decimal_string(price.amount), currency_code(price.currency or currency_hint)
+    return decimal_string(price.amount), currency_code(
+        price.currency or _written_sign(raw) or currency_hint)
+
+
+def _written_sign(raw: str) -> str | None:
+    """A sign of :data:`_SIGNS` written as a word beside the amount, for the signs
+    price-parser does not know (``"270,00 Kn"``)."""
+    words = re.findall(r"[^\W\d_]+", raw)
+    return next((word for word in words if word in _SIGNS), None)
 
 
 def currency_code(sign: str | None) -> str | None:

@@ -26,7 +26,7 @@ _CODES = ("USD|EUR|GBP|CHF|JPY|CNY|INR|RUB|PLN|CZK|HUF|SEK|NOK|DKK|BRL|ARS|CLP|M
           "NGN|EGP|TWD|ISK|HRK|RSD|KZT|QAR|KWD")
 _SIGN = (rf"(?:[€£$¥₹₽₩₪₺₴₫฿₱₦]|R\$|US\$|C\$|A\$|HK\$|S\$|\b(?:{_CODES})(?![A-Za-z])|"
          r"\bRs\.?|\bzł|\bkr\.?|"
-         r"\bKč|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
+         r"\bKč|\b[Kk]n\b|\blei|\bруб\.?|\bгрн\.?|원|円|元|\bFr\.|\bFt\b|\bлв\.?)")
 _AMOUNT = r"\d{1,3}(?:[.,\s\u00a0']\d{3})*(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2})?(?!\d)"
 PRICE = re.compile(rf"{_SIGN}\s?(?:{_AMOUNT})|(?:{_AMOUNT})\s?{_SIGN}")
 # Labels of a price that is not the one paid: a recommended, list or former price.
@@ -308,15 +308,34 @@ def button_labels(root: etree._Element) -> list[str]:
     return labels
 
 
-def first_heading(root: etree._Element) -> str:
-    """The text of the page's first non-empty ``<h1>``."""
+MAX_HEADINGS = 5
+
+
+def headings(root: etree._Element) -> list[str]:
+    """The texts of the page's first non-empty ``<h1>`` elements (at most
+    :data:`MAX_HEADINGS`)."""
+    found = []
     for heading in root.iter("h1"):
-        found = " ".join("".join(heading.itertext()).split())
-        if found:
-            return found[:300]
-    return ""
+        text = " ".join("".join(heading.itertext()).split())
+        if text:
+            found.append(text[:300])
+            if len(found) >= MAX_HEADINGS:
+                break
+    return found
 
 
-__all__ = ["PRICE", "button_labels", "code_candidates", "first_heading", "heading_span",
-           "price_candidates", "shown_text", "stock_candidates"]
+def product_span(visible: str, wanted: list[str]) -> tuple[int, int] | None:
+    """Where the product's heading is: the first of ``wanted`` (the page's headline,
+    then its ``<h1>`` texts) shown on the page, except that when the headline is not shown
+    (a title that is only the site's name), the first ``<h1>`` with a price after it wins
+    over one without (a navigation box's ``<h1>`` comes before the product's)."""
+    shown = [span for span in (heading_span(visible, w) for w in wanted) if span]
+    if not shown or heading_span(visible, wanted[0]) is not None:
+        return shown[0] if shown else None
+    return next((s for s in shown if PRICE.search(visible, s[1], s[1] + AFTER_HEADING)),
+                shown[0])
+
+
+__all__ = ["PRICE", "button_labels", "code_candidates", "heading_span",
+           "headings", "price_candidates", "product_span", "shown_text", "stock_candidates"]
 

@@ -168,6 +168,17 @@ def test_a_stock_phrase_under_every_card_of_a_strip_is_not_the_products() -> Non
     assert fields is not None and fields["availability"] == "OutOfStock"
 
 
+def test_a_headline_not_shown_falls_back_to_the_h1_with_a_price_after_it() -> None:
+    html = ("<html><head><title>Clinic - Health for all</title></head><body>"
+            "<nav><h1>Services</h1><ul><li>Cardiology</li><li>Orthopaedics</li></ul></nav>"
+            "<h1>Custom insoles with gait analysis</h1><p>-50% 270,00 Kn 540,00 Kn</p>"
+            f"{PROSE}</body></html>")
+    fields = handled(html).fields
+    assert fields is not None
+    assert (fields["price"], fields["currency"], fields["availability"]) == (
+        "270", "HRK", "InStock")
+
+
 def test_invalid_value_is_dropped_and_the_next_source_taken() -> None:
     schema = {"type": "object", "properties": {
         "sku": {"type": "string", "pattern": "^[0-9]+$"}, "price": {"type": "number"}}}
