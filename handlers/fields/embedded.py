@@ -37,7 +37,9 @@ _SKU_KEYS = ("sku", "skuid", "sku_id", "productsku", "itemnumber", "item_number"
              "productcode", "product_code", "partnumber", "articlenumber")
 _STOCK_KEYS = ("availability", "stockstatus", "stock_status", "instock", "in_stock",
                "isinstock", "is_in_stock", "available", "isavailable", "is_available",
-               "availabilitystatus", "soldout", "sold_out", "issoldout")
+               "availabilitystatus", "availabletoorder", "purchasable", "ispurchasable",
+               "buyable", "isbuyable", "orderable", "isorderable", "soldout", "sold_out",
+               "issoldout")
 _NEGATED = frozenset({"soldout", "sold_out", "issoldout"})
 
 
@@ -137,15 +139,28 @@ def _fields(keys: dict[str, Any]) -> Iterator[Candidate]:
             yield Candidate("sku", str(raw).strip()[:100], "embedded-json",
                             evidence_of({key: raw}))
             break
+    state = _stock_state(keys)
+    if state is not None:
+        yield Candidate("availability", state[0], "embedded-json", evidence_of(state[1]))
+
+
+def _stock_state(keys: dict[str, Any], depth: int = 0) -> tuple[str, dict[str, Any]] | None:
+    """(availability name, the key and value it was read from) of an object's stock keys:
+    a yes/no (``inStock``, ``availableToOrder``, ``soldOut``), a status string
+    (``"in-stock"``, ``"OUT_OF_STOCK"``, a schema.org URL) or an object holding one
+    (``"availability": {"stockLevel": 0, "availableToOrder": true}``)."""
     for key in _STOCK_KEYS:
         if key not in keys:
             continue
         raw = keys[key]
-        state: str | None
+        state: str | None = None
         if isinstance(raw, bool):
             state = "InStock" if raw != (key in _NEGATED) else "OutOfStock"
-        else:
-            state = availability_name(raw) if isinstance(raw, str) else None
+        elif isinstance(raw, str):
+            state = availability_name(raw)
+        elif isinstance(raw, dict) and depth == 0:
+            inner = _stock_state(_lower_keys(raw), 1)
+            state = inner[0] if inner else None
         if state:
-            yield Candidate("availability", state, "embedded-json", evidence_of({key: raw}))
-            break
+            return state, {key: raw}
+    return None

@@ -38,6 +38,9 @@ _AVAILABILITY.update({"in stock": "InStock", "in_stock": "InStock", "instock": "
                       "limited availability": "LimitedAvailability",
                       "discontinued": "Discontinued", "unavailable": "OutOfStock",
                       "not available": "OutOfStock"})
+# The same names written with other separators or none ("in-stock", "OUT_OF_STOCK").
+_SEPARATORS = re.compile(r"[\s_-]+")
+_JOINED = {_SEPARATORS.sub("", key): name for key, name in _AVAILABILITY.items()}
 
 
 def squash(text: str) -> str:
@@ -102,7 +105,8 @@ def availability_name(raw: Any) -> str | None:
     if not isinstance(raw, str):
         return None
     tail = re.split(r"[/#:]", raw.strip().rstrip("/"))[-1]
-    return _AVAILABILITY.get(squash(tail)) or _AVAILABILITY.get(squash(raw))
+    return _AVAILABILITY.get(squash(tail)) or _AVAILABILITY.get(squash(raw)) or \
+        _JOINED.get(_SEPARATORS.sub("", tail.casefold()))
 
 
 @lru_cache(maxsize=64)

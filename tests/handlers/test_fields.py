@@ -108,6 +108,18 @@ def test_embedded_state_object_named_by_the_heading() -> None:
     assert document.fields_meta["fields"]["sku"]["source"] == "embedded-json"
 
 
+def test_embedded_stock_object_and_status_strings() -> None:
+    for stock, expected in (({"stockLevel": 0, "availableToOrder": False}, "OutOfStock"),
+                            ({"status": "x", "isPurchasable": True}, "InStock"),
+                            ("OUT_OF_STOCK", "OutOfStock")):
+        state = {"product": {"name": "Blue Widget", "price": 5, "availability": stock}}
+        script = f"<script>var data = {json.dumps(state)};</script>"
+        document = handled(page("<p>$5</p>" + script))
+        assert document.fields is not None and document.fields_meta is not None
+        assert document.fields["availability"] == expected, stock
+        assert document.fields_meta["fields"]["availability"]["source"] == "embedded-json"
+
+
 def test_visible_page_price_beside_heading_code_label_and_stock_phrase() -> None:
     body = "<p>£1,149.00</p><p>Product code: 83810610</p><p>Out of stock</p>"
     document = handled(page(body))
@@ -283,6 +295,12 @@ def test_availability_names() -> None:
     assert availability_name("http://schema.org/InStock") == "InStock"
     assert availability_name("out of stock") == "OutOfStock"
     assert availability_name("NOT SOLD") is None
+    # any case, a URL or a prefix, any separator
+    for raw, name in (("HTTPS://SCHEMA.ORG/INSTOCK", "InStock"), ("in-stock", "InStock"),
+                      ("OUT_OF_STOCK", "OutOfStock"), ("schema:SoldOut", "SoldOut"),
+                      ("Pre-Order", "PreOrder"), ("limited-availability",
+                                                  "LimitedAvailability")):
+        assert availability_name(raw) == name, raw
 
 
 def test_schema_errors_are_one_line_config_errors(tmp_path: Any) -> None:
