@@ -27,6 +27,12 @@ product can be ordered (``PreOrder``, ``LimitedAvailability``, …) count as ``I
 ``--cpu`` times the handler per page on modern-web-dev with and without ``schema=product``
 (alternating, ``time.process_time``, best of ``--passes``): the median per page of each
 and of the difference.
+
+``--article`` checks the ``article`` schema instead, on both article dev sets: its title,
+byline and published date scored by ``benchmarks/metadata_quality.py``'s own checks beside
+the record's title and metadata from the same run (the article-extraction benchmark's
+title and byline heuristics; modern-web-dev's true titles, bylines and days), and on how
+many pages the fields differ from that metadata at all (language included).
 """
 
 from __future__ import annotations
@@ -223,6 +229,79 @@ def cpu(passes: int) -> tuple[float, float, float]:
             statistics.median(b - a for a, b in zip(without, with_, strict=True)))
 
 
+# ----------------------------------------------------------------------- article schema
+def article_check(sets: dict[str, Path] | None = None) -> list[tuple[str, int, int, int]]:
+    """(check, right by the record's metadata, right by the article schema's fields,
+    pages) on the article dev sets (``news``, ``modern``; ``sets`` replaces their
+    folders), scored as ``metadata_quality.py`` scores."""
+    from benchmarks.metadata_quality import (
+        _words,
+        byline_found,
+        confirmed_headlines,
+        page_tree,
+        title_right,
+        visible_byline,
+    )
+    from benchmarks.quality import SETS, load_set
+
+    article = schema_text("article")
+    rows: dict[str, list[int]] = {}
+
+    def add(check: str, metadata: bool, fields: bool) -> None:
+        row = rows.setdefault(check, [0, 0, 0])
+        row[0] += metadata
+        row[1] += fields
+        row[2] += 1
+
+    for name, dataset in (sets or SETS).items():
+        truths = json.loads((dataset / "ground-truth.json").read_text(encoding="utf-8"))
+        for page in load_set(dataset):
+            ctx = HandlerContext(url=page.url, format="text",
+                                 options=HandlerOptions(schema=article))
+            try:
+                document = HTML_HANDLER.handle(page.body, ctx)
+            except PipelineError:
+                continue
+            meta, fields = document.metadata, document.fields or {}
+            reading = {"title": document.title, "byline": meta.get("byline"),
+                       "published": meta.get("published"),
+                       "modified": meta.get("modified"), "language": meta.get("lang")}
+            add(f"{name}: pages whose fields equal the metadata", True,
+                fields == reading)
+            if name == "news":
+                root = page_tree(page.body)
+                right = [title_right(title, page.url, meta.get("site_name"),
+                                     confirmed_headlines(root))
+                         for title in (reading["title"], fields.get("title"))]
+                if right[0] is not None:
+                    add("news: title right (heuristic)", bool(right[0]), bool(right[1]))
+                evidence = visible_byline(root)
+                if evidence:
+                    add("news: byline found (heuristic)",
+                        byline_found(reading["byline"], evidence),
+                        byline_found(fields.get("byline"), evidence))
+                continue
+            truth = truths[page.id]
+            add("modern: title exact", _same(reading["title"], page.title),
+                _same(fields.get("title"), page.title))
+            if _words(truth.get("byline")):
+                true = _words(truth.get("byline"))
+                add("modern: byline right (name words)", _words(reading["byline"]) == true,
+                    _words(fields.get("byline")) == true)
+            if page.published:
+                day = page.published[:10]
+                add("modern: published = true day",
+                    str(reading["published"] or "")[:10] == day,
+                    str(fields.get("published") or "")[:10] == day)
+    return [(check, row[0], row[1], row[2]) for check, row in rows.items()]
+
+
+def _same(title: Any, true: str | None) -> bool:
+    """A title equal to the true one, case and spacing aside (as metadata_quality.py)."""
+    return " ".join(str(title or "").split()).casefold() == " ".join(
+        (true or "").split()).casefold()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=DATASET)
@@ -232,7 +311,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-extruct", action="store_true", help="skip running extruct")
     parser.add_argument("--cpu", action="store_true", help="also time --schema product")
     parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--article", action="store_true",
+                        help="check the article schema on the article dev sets instead")
     args = parser.parse_args(argv)
+    if args.article:
+        print(f"{'check':48}{'metadata':>10}{'article fields':>16}{'pages':>7}")
+        for check, metadata, fields, pages_ in article_check():
+            print(f"{check:48}{metadata:>10}{fields:>16}{pages_:>7}")
+        return
 
     truth, pages = load(args.dataset)
     product = schema_text("product")

@@ -55,3 +55,31 @@ def test_runs_on_a_small_dataset(tmp_path: Path, capsys):
                                                    "availability": "InStock"}
     bench.main(["--dataset", str(tmp_path), "--no-extruct", "--compare", str(saved)])
     assert "ΔF1 +0.000" in capsys.readouterr().out
+
+
+ARTICLE = ("<html><head><title>Rain returns to the valley</title>"
+           '<meta name="author" content="Ana Ruiz">'
+           '<meta property="article:published_time" content="2024-03-05T08:00:00Z">'
+           "</head><body><article><h1>Rain returns to the valley</h1><p>By Ana Ruiz</p>"
+           + "<p>The first rain in months fell on the valley overnight, filling the dry"
+             " riverbeds and the reservoirs the farms depend on.</p>" * 4
+           + "</article></body></html>")
+
+
+def test_article_check_scores_fields_beside_the_metadata(tmp_path: Path):
+    sets = {}
+    for name in ("news", "modern"):
+        folder = tmp_path / name
+        (folder / "html").mkdir(parents=True)
+        (folder / "html" / "a1.html.gz").write_bytes(gzip.compress(ARTICLE.encode()))
+        (folder / "ground-truth.json").write_text(json.dumps({"a1": {
+            "url": "https://news.example/2024/rain-returns-to-the-valley",
+            "articleBody": "The first rain", "title": "Rain returns to the valley",
+            "byline": "Ana Ruiz", "published": "2024-03-05"}}))
+        sets[name] = folder
+    rows = {check: (metadata, fields, pages)
+            for check, metadata, fields, pages in bench.article_check(sets)}
+    assert rows["news: pages whose fields equal the metadata"] == (1, 1, 1)
+    assert rows["modern: title exact"] == (1, 1, 1)
+    assert rows["modern: byline right (name words)"] == (1, 1, 1)
+    assert rows["modern: published = true day"] == (1, 1, 1)
