@@ -329,11 +329,12 @@ def product_span(visible: str, wanted: list[str]) -> tuple[int, int] | None:
     then its ``<h1>`` texts) shown on the page, except that when the headline is not shown
     (a title that is only the site's name), the first ``<h1>`` with a price after it wins
     over one without (a navigation box's ``<h1>`` comes before the product's)."""
-    shown = [span for span in (heading_span(visible, w) for w in wanted) if span]
-    if not shown or heading_span(visible, wanted[0]) is not None:
-        return shown[0] if shown else None
+    first = heading_span(visible, wanted[0]) if wanted else None
+    if first is not None:
+        return first  # the usual case: nothing more is searched
+    shown = [span for span in (heading_span(visible, w) for w in wanted[1:]) if span]
     return next((s for s in shown if PRICE.search(visible, s[1], s[1] + AFTER_HEADING)),
-                shown[0])
+                shown[0] if shown else None)
 
 
 __all__ = ["PRICE", "button_labels", "code_candidates", "heading_span",
