@@ -48,10 +48,12 @@ from pipeline.browser.processes import (
     kill_browser,
     memory_kib,
 )
-from pipeline.browser.proxy import PageBudget, PolicyProxy, Refused
+from pipeline.browser.proxy import REFUSED_HEADER, PageBudget, PolicyProxy, Refused
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
+from pipeline.fetch.base import FetchError
+from pipeline.fetch.cookies import Cookie
 from pipeline.fetch.credentials import Credentials, CredentialScope, same_host
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.policy import NetworkPolicy
@@ -59,7 +61,15 @@ from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.urls import parse_url
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Page,
+        Playwright,
+        Request,
+        Response,
+        Route,
+    )
 
 log = logging.getLogger("pipeline.browser")
 
@@ -76,6 +86,8 @@ CHROMIUM_ARGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--disk-cache-size=33554432",
+    # a cookie goes back only to the scheme and port it was set for, as the fetcher's do
+    "--enable-features=EnablePortBoundCookies,EnableSchemeBoundCookies",
 )
 MARKER_PREFIX = "pipeline-browser-"
 MARKER_VARIABLE = "PIPELINE_BROWSER"  # set to the browser's private directory
@@ -105,13 +117,15 @@ class Rendered:
     """The DOM after rendering, as UTF-8 HTML; ``final_url`` where the page ended up;
     ``bytes`` everything the page downloaded (its own document included); ``settled``
     whether it settled before the cap; ``refused`` how many of its requests the proxy
-    refused."""
+    refused; ``status`` the HTTP status of the document shown (the fetched one's 200, or
+    that of the page the page navigated to)."""
 
     html: bytes
     final_url: str
     bytes: int
     settled: bool
     refused: int = 0
+    status: int = 200
 
 
 @dataclass
@@ -124,6 +138,8 @@ class _Job:
     deadline: float
     served: bool = False
     navigations: int = 0
+    status: int = 200  # of the main frame's last document
+    blocked: FetchError | None = None  # a main-frame navigation the policy refused
 
 
 class _Site:
@@ -143,7 +159,31 @@ class _Site:
         if self.tab is None or self.tab.is_closed():
             self.tab = await self.context.new_page()
             self.tab.on("popup", self.renderer._close_later)  # a popup: nobody reads it
+            self.tab.on("response", self._main_response)
+            self.tab.on("requestfailed", self._main_failure)
         return self.tab
+
+    def _main_response(self, response: Response) -> None:
+        """Keep the status of the main frame's document, or that the proxy refused it (a
+        redirect the page's navigation followed to a refused address)."""
+        job, request = self.job, response.request
+        if job is None or not _main_navigation(request):
+            return
+        reason = response.headers.get(REFUSED_HEADER.lower())
+        if reason is not None:
+            job.blocked = _blocked(response.url, reason)
+        elif response.status not in (204, 205) and not (  # 204: the page stays as it is
+                300 <= response.status < 400 and "location" in response.headers):
+            job.status = response.status
+
+    def _main_failure(self, request: Request) -> None:
+        """A main-frame navigation that failed because the proxy refused its tunnel."""
+        job = self.job
+        if job is None or not _main_navigation(request):
+            return
+        target = URL(request.url)
+        if f"{target.raw_host}:{target.port}".lower() in job.budget.refused_hosts:
+            job.blocked = _blocked(request.url, "the safety policy refused its address")
 
     async def route(self, route: Route, request: Request) -> None:
         try:
@@ -172,8 +212,10 @@ class _Site:
             target = URL(request.url)
             try:
                 await self.proxy.judge(parse_url(request.url))
-            except (Refused, PipelineError):
+            except (Refused, PipelineError) as exc:
                 job.budget.refused += 1
+                job.blocked = _blocked(request.url, exc.message if isinstance(
+                    exc, PipelineError) else str(exc))
                 await route.fulfill(status=204)
                 return
             try:
@@ -361,6 +403,12 @@ class Renderer:
                 raise PipelineError("too_large", f"the page downloaded more than "
                                     f"{self.settings.render_max_bytes} bytes while rendering")
             rendered = load.result()
+            if job.blocked is not None:
+                raise job.blocked
+            if not 200 <= rendered.status < 300:  # the fetcher's rule for the page it fetches
+                raise FetchError("http_status", f"HTTP {rendered.status} (after the page "
+                                 f"navigated)", status=rendered.status,
+                                 final_url=rendered.final_url)
             keep = True
             return rendered
         finally:
@@ -392,7 +440,8 @@ class Renderer:
         if len(html) > self.settings.max_bytes:
             raise PipelineError("too_large", f"the rendered page is more than "
                                 f"{self.settings.max_bytes} bytes (max_bytes)")
-        return Rendered(html, page.url, job.budget.used, settled, job.budget.refused)
+        return Rendered(html, page.url, job.budget.used, settled, job.budget.refused,
+                        job.status)
 
     async def _site(self, browser: _Browser, url: URL, credentialed: bool) -> _Site:
         """An idle context of ``url``'s site, or a new one."""
@@ -418,9 +467,7 @@ class Renderer:
             if credentialed and credentials is not None:
                 cookies = credentials.browser_cookies(url)
                 if cookies:
-                    await context.add_cookies([
-                        {"name": c.name, "value": c.value, "domain": url.raw_host or "",
-                         "path": c.path, "secure": c.secure} for c in cookies])
+                    await _set_cookies(context, await site.page(), url, cookies)
         except BaseException:
             await proxy.close()
             raise
@@ -544,6 +591,39 @@ async def _start_driver(directory: str) -> Playwright:
             os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
         else:
             os.environ["PLAYWRIGHT_NODEJS_PATH"] = before
+
+
+async def _set_cookies(context: BrowserContext, page: Page, url: URL,
+                       cookies: list[Cookie]) -> None:
+    """Give the context ``cookies`` where the fetcher would send them: host-only, bound to
+    ``url``'s scheme and port (the browser runs with scheme- and port-bound cookies, so
+    another port of the host gets none), HttpOnly kept. Set through the DevTools protocol:
+    Playwright's ``add_cookies`` cannot name the source port."""
+    session = await context.new_cdp_session(page)
+    try:
+        for cookie in cookies:
+            await session.send("Network.setCookie", {
+                "name": cookie.name, "value": cookie.value,
+                "url": str(url.with_path(cookie.path or "/").with_query(None)
+                           .with_fragment(None)),
+                "path": cookie.path or "/", "secure": cookie.secure,
+                "httpOnly": cookie.http_only, "sourcePort": url.port or -1,
+                "sourceScheme": "Secure" if url.scheme == "https" else "NonSecure"})
+    finally:
+        with contextlib.suppress(Exception):
+            await session.detach()
+
+
+def _main_navigation(request: Request) -> bool:
+    try:
+        return request.is_navigation_request() and request.frame.parent_frame is None
+    except Exception:  # a request of no frame (a worker's)
+        return False
+
+
+def _blocked(url: str, reason: str) -> FetchError:
+    return FetchError("blocked", f"the page navigated to {url[:200]}, which is refused: "
+                      f"{reason}", final_url=url)
 
 
 def _same_document(requested: str, expected: str) -> bool:
