@@ -96,6 +96,10 @@ SITE_PAGES = 50  # pages one context (and its tab's renderer) serves before a fr
 IDLE_CONTEXTS_PER_SLOT = 2  # idle contexts kept: this many per page rendered at once
 READ_MARGIN = 1.0  # seconds of the deadline kept for reading the page after the wait
 LAUNCH_TIMEOUT = 30.0
+# Seconds a context or the browser gets to close. A page can flood the driver's connection
+# (history.pushState 100,000 times: one event each) so that a close waits behind minutes of
+# backlog; past this the browser and its driver are killed instead, and the deadline holds.
+CLOSE_GRACE = 5.0
 
 
 @dataclass
@@ -232,10 +236,19 @@ class _Site:
             return
         await route.continue_()
 
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.context.close()
+    async def close(self) -> bool:
+        """Close the context (within :data:`CLOSE_GRACE`) and the proxy; False when the
+        context did not close in time (its browser is then to be abandoned)."""
+        closed = True
+        try:
+            async with asyncio.timeout(CLOSE_GRACE):
+                await self.context.close()
+        except TimeoutError:
+            closed = False
+        except Exception:  # a context already gone with its browser
+            pass
         await self.proxy.close()
+        return closed
 
 
 class _Browser:
@@ -271,14 +284,35 @@ class _Browser:
         for sites in self.sites.values():
             yield from sites
 
+    def abandon(self) -> None:
+        """Kill the browser and its driver now (a close would wait behind a flooded
+        connection): the pages still in it fail as after a crash, the next page starts a
+        new browser, and the connection ends instead of draining its backlog."""
+        if not self.crashed:
+            log.warning("the browser did not close in %g s: killing it", CLOSE_GRACE)
+        self.crashed = True
+        kill_browser(self.leader, self.directory)
+
     async def close(self) -> None:
-        for site in list(self.idle()):
-            await site.close()
+        sites = list(self.idle())
         self.sites.clear()
-        with contextlib.suppress(Exception):
-            await self.browser.close()
-        with contextlib.suppress(Exception):
-            await self.playwright.stop()
+        for site in sites:
+            if not self.crashed and not await site.close():
+                self.abandon()
+            elif self.crashed:
+                await site.proxy.close()  # its context went with the browser
+        try:
+            async with asyncio.timeout(CLOSE_GRACE):
+                with contextlib.suppress(Exception):
+                    await self.browser.close()
+        except TimeoutError:
+            self.abandon()
+        try:
+            async with asyncio.timeout(CLOSE_GRACE):
+                with contextlib.suppress(Exception):
+                    await self.playwright.stop()
+        except TimeoutError:
+            self.abandon()
         await self.deny.close()
         kill_browser(self.leader, self.directory)  # what a crash or a hang left behind
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -415,8 +449,10 @@ class Renderer:
             site.job, site.proxy.budget = None, None
             if keep and not browser.crashed and site.pages < SITE_PAGES:
                 self._shelve(browser, site, URL(source.final_url), credentialed)
-            else:
-                await site.close()
+            elif browser.crashed:
+                await site.proxy.close()
+            elif not await site.close():
+                browser.abandon()
 
     async def _load(self, page: Page, job: _Job) -> Rendered:
         """Navigate, wait for the page to settle (within the cap), read it."""
@@ -485,7 +521,11 @@ class Renderer:
             victim = oldest.pop(0)
             if not oldest:
                 del browser.sites[oldest_key]
-            self._later(victim.close())
+            self._later(self._close_site(browser, victim))
+
+    async def _close_site(self, browser: _Browser, site: _Site) -> None:
+        if not await site.close():
+            browser.abandon()
 
     def _close_later(self, page: Page) -> None:
         self._later(_close_quietly(page))

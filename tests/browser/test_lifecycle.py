@@ -225,3 +225,61 @@ async def test_the_browser_is_replaced_after_k_pages_or_past_its_memory(chromium
         first = browsers[0]
     assert renderer.launches == (2 if limit == "pages" else 3)
     assert await gone(first.leader, first.directory, within=5) == []
+
+
+# Floods the driver's connection: 300,000 pushState calls queue a backlog of events the
+# Python side drains for minutes, and a close waits behind it.
+FLOOD = ("<!doctype html><html><body><article>" + STORY + "</article><script>"
+         "fetch('/started').then(() => { for (let i = 0; i < 300000; i++) "
+         "history.pushState({}, '', '?state=' + i); });</script></body></html>")
+BUSY = ("<!doctype html><html><body><article>" + STORY + "</article><script>"
+        "fetch('/started').then(() => { for (;;) {} });</script></body></html>")
+
+
+def flooding_site() -> tuple[web.Application, asyncio.Event]:
+    app, started = site()
+    for path, page in (("/flood", FLOOD), ("/busy", BUSY)):
+        async def serve_page(request: web.Request, page: str = page) -> web.Response:
+            return web.Response(text=page, content_type="text/html")
+
+        app.router.add_get(path, serve_page)
+    return app, started
+
+
+@pytest.mark.parametrize("page", ["flood", "busy"])
+async def test_the_deadline_holds_while_a_page_runs_script(chromium, page):
+    """history.pushState 300,000 times (a flood of driver events a close waits behind),
+    or a script that never yields: the page ends as a timeout by its deadline plus the
+    close's bound, and the next page renders in a working browser."""
+    app, _ = flooding_site()
+    budget = 3.0
+    async with serve(app) as port, Renderer(render_settings(render_wait=60)) as renderer:
+        url = f"http://{ALLOWED}:{port}/{page}"
+        body = (FLOOD if page == "flood" else BUSY).encode()
+        with pytest.raises(PipelineError) as failure:
+            # generous: the bound is the deadline plus CLOSE_GRACE; before, minutes of backlog
+            await asyncio.wait_for(renderer.render(Source(url, url, body, "text/html", "utf-8"),
+                                                   budget),
+                                   budget + renderer_module.CLOSE_GRACE + 20)
+        assert failure.value.kind == "timeout"
+        first = renderer._browser
+        url = f"http://{ALLOWED}:{port}/quick/1"
+        after = await renderer.render(Source(url, url, QUICK.encode(), "text/html", "utf-8"), 60)
+        assert b"Paragraph 5" in after.html
+        second = renderer._browser
+    for browser in (first, second):
+        assert browser is not None and await gone(browser.leader, browser.directory,
+                                                  within=10) == []
+
+
+async def test_sigterm_ends_a_run_whose_page_floods_the_driver(chromium, tmp_path):
+    app, started = flooding_site()
+    async with serve(app) as port:
+        proc = await run_cli(tmp_path, [f"http://{ALLOWED}:{port}/flood"])
+        leader = await browser_of(str(tmp_path), started)
+        await asyncio.sleep(1)  # let the flood build up behind the page
+        os.kill(proc.pid, signal.SIGTERM)
+        # generous: grace (3 s) + CLOSE_GRACE; before, the close waited behind the backlog
+        _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 130, stderr.decode()
+    assert await gone(leader, str(tmp_path), within=10) == []
