@@ -12,9 +12,10 @@ to the browser as the answer to its first navigation; everything after goes thro
 Images, fonts and media are refused; further main-frame navigations wait for their host's
 politeness slot; popups are closed; dialogs are dismissed (Playwright's default).
 
-The browser is replaced after ``render_restart_pages`` pages or once its processes use more
-than ``render_max_memory_mb``; a browser that crashes costs the pages in flight a ``render``
-error and the next page starts a new one. No process of it outlives :meth:`Renderer.close`:
+The browser is replaced after ``render_restart_pages`` pages, and killed as soon as its
+processes use more than ``render_max_memory_mb`` (watched every second, during pages); a
+browser that crashes or is killed costs the pages in flight a ``render`` error and the next
+page starts a new one. No process of it outlives :meth:`Renderer.close`:
 the Playwright driver runs in its own session (a Ctrl-C or a SIGTERM to our process group
 reaches only us, and we close the browser after the run's grace period); when our process is
 killed outright the driver sees its pipe close and closes the browser; whatever of the browser
@@ -91,7 +92,7 @@ CHROMIUM_ARGS = (
 )
 MARKER_PREFIX = "pipeline-browser-"
 MARKER_VARIABLE = "PIPELINE_BROWSER"  # set to the browser's private directory
-MEMORY_CHECK_PAGES = 20  # pages between two looks at the browser's memory
+MEMORY_POLL = 1.0  # seconds between two looks at the browser's memory
 SITE_PAGES = 50  # pages one context (and its tab's renderer) serves before a fresh one
 IDLE_CONTEXTS_PER_SLOT = 2  # idle contexts kept: this many per page rendered at once
 READ_MARGIN = 1.0  # seconds of the deadline kept for reading the page after the wait
@@ -264,7 +265,26 @@ class _Browser:
         self.sites: OrderedDict[tuple[str, bool], list[_Site]] = OrderedDict()
         self.pages = 0
         self.crashed = False
+        self.over_memory: int | None = None  # MiB it used when it was killed for it
+        self._watch: asyncio.Task[None] | None = None
         browser.on("disconnected", self._disconnected)
+
+    def watch_memory(self, limit_mb: int) -> None:
+        """Kill the browser once its processes use more than ``limit_mb`` MiB together,
+        looked at every :data:`MEMORY_POLL` seconds (during pages, not only between them:
+        one page can take gigabytes): the pages in it fail, the next page starts anew."""
+        async def watch() -> None:
+            while not self.crashed:
+                await asyncio.sleep(MEMORY_POLL)
+                used = await asyncio.to_thread(lambda: memory_kib(self.processes()) // 1024)
+                if used > limit_mb and not self.crashed:
+                    log.warning("the browser uses %d MiB, over --render-max-memory %d: "
+                                "killing it", used, limit_mb)
+                    self.over_memory = used
+                    self.crashed = True
+                    kill_browser(self.leader, self.directory)
+
+        self._watch = asyncio.ensure_future(watch())
 
     def _disconnected(self, _: object) -> None:
         self.crashed = True
@@ -294,6 +314,9 @@ class _Browser:
         kill_browser(self.leader, self.directory)
 
     async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
         sites = list(self.idle())
         self.sites.clear()
         for site in sites:
@@ -396,6 +419,11 @@ class Renderer:
                 except PipelineError:
                     raise
                 except Exception as exc:
+                    if browser.over_memory is not None:
+                        raise PipelineError("render", f"the browser used {browser.over_memory}"
+                                            f" MiB, more than render_max_memory_mb "
+                                            f"({self.settings.render_max_memory_mb}), while "
+                                            f"rendering: it was restarted") from None
                     if not browser.alive():
                         raise PipelineError("render", "the browser crashed while rendering "
                                                       "this page", retryable=True) from None
@@ -536,14 +564,9 @@ class Renderer:
         task.add_done_callback(self._background.discard)
 
     def _check_health(self, browser: _Browser) -> None:
-        """Ask for a new browser after a crash, after K pages or past the memory limit."""
+        """Ask for a new browser after a crash (a kill for its memory too) or after K pages."""
         if browser.crashed or browser.pages >= self.settings.render_restart_pages:
             self._restart = True
-        elif browser.pages % MEMORY_CHECK_PAGES == 0:
-            used = memory_kib(browser.processes()) // 1024
-            if used > self.settings.render_max_memory_mb:
-                log.info("browser uses %d MiB: replacing it", used)
-                self._restart = True
 
     async def _replace(self) -> None:
         """Close the browser once no page is rendering in it; the next page starts another."""
@@ -603,7 +626,9 @@ class Renderer:
                                     f"{_first_line(exc)}") from None
             raise
         self.launches += 1
-        return _Browser(playwright, browser, directory, deny)
+        started = _Browser(playwright, browser, directory, deny)
+        started.watch_memory(self.settings.render_max_memory_mb)
+        return started
 
 
 async def _start_driver(directory: str) -> Playwright:
