@@ -324,18 +324,13 @@ class _Browser:
                 self.abandon()
             elif self.crashed:
                 await site.proxy.close()  # its context went with the browser
-        try:
-            async with asyncio.timeout(CLOSE_GRACE):
-                with contextlib.suppress(Exception):
-                    await self.browser.close()
-        except TimeoutError:
-            self.abandon()
-        try:
-            async with asyncio.timeout(CLOSE_GRACE):
-                with contextlib.suppress(Exception):
-                    await self.playwright.stop()
-        except TimeoutError:
-            self.abandon()
+        for step in (self.browser.close, self.playwright.stop):
+            try:
+                async with asyncio.timeout(CLOSE_GRACE):
+                    with contextlib.suppress(Exception):  # a browser or driver already gone
+                        await step()
+            except TimeoutError:
+                self.abandon()
         await self.deny.close()
         kill_browser(self.leader, self.directory)  # what a crash or a hang left behind
         shutil.rmtree(self.directory, ignore_errors=True)
