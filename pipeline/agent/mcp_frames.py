@@ -1,5 +1,5 @@
 """A second chance for MCP frames the SDK's stdio transport could not parse, and an answer
-for every request among the rest.
+for every frame that is no message.
 
 The transport parses each line with pydantic's strict JSON parser, which refuses a lone
 surrogate escape (``"\\ud800"``, valid JSON for Python's own parser) and anything nested
@@ -8,8 +8,10 @@ message, and the server drops it: the client waits for an answer for ever. So do
 that is JSON but no JSON-RPC message (``"params": "str"``). :class:`LenientFrames` wraps the
 transport's read stream: such a line is parsed again with :mod:`json`, lone surrogates turned
 into U+FFFD (so the answer, which may quote them, can be encoded); a frame that still is no
-message but carries an ``id`` gets a JSON-RPC error answer (that id, or null when the id
-itself is unusable), written straight to the transport. Imported only with the ``mcp`` extra.
+message gets a JSON-RPC error answer (its id, or null when it has no usable one), written
+straight to the transport. The SDK also takes a request whose id is null, an object or an
+array for a notification (and drops it): :class:`Lines` keeps each raw line so such a frame
+is answered too. Imported only with the ``mcp`` extra.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextvars import Context
 from typing import Any, Self
 
@@ -108,57 +111,77 @@ def _described(errors: list[Any]) -> str:
     return "; ".join(dict.fromkeys(problems)) or "not a JSON-RPC request"
 
 
-def _refusal(frame: dict[str, Any] | None, line: str | None, code: int,
-             message: str) -> types.JSONRPCError | None:
-    """The error answer to a frame that carries an id (None: it carries none)."""
-    if frame is not None:
-        has_id, value = "id" in frame, frame.get("id")
-    elif line is not None:
-        has_id, value = frame_id(line)
-    else:
-        return None
-    if not has_id:
-        return None
-    answer_to: int | str | None = None  # an id of no JSON-RPC type is answered as null
-    if isinstance(value, str):
-        answer_to = encodable(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        answer_to = value
+def _error(request_id: object, code: int, message: str) -> types.JSONRPCError:
+    """The error answer for ``request_id``: null unless it is a JSON-RPC id MCP accepts
+    (a string or an integer; MCP forbids a null id)."""
+    answer_to: int | str | None = None
+    if isinstance(request_id, str):
+        answer_to = encodable(request_id)
+    elif isinstance(request_id, int) and not isinstance(request_id, bool):
+        answer_to = request_id
     return types.JSONRPCError(jsonrpc="2.0", id=answer_to,
                               error=types.ErrorData(code=code, message=message))
 
 
-def second_chance(item: Item) -> Item | types.JSONRPCError | None:
-    """``item``; or the message its line holds when only the strict JSON parser refused it;
-    or the error answer owed to a frame that is no message but carries an id; or None for
-    a frame that is neither (no id: nobody waits for an answer)."""
-    if not isinstance(item, ValidationError):
-        return item
-    errors = item.errors()
-    if not errors:
-        return item
-    if errors[0]["type"] != "json_invalid":  # JSON, but no JSON-RPC message
-        # a required member missing from a branch's model: its error quotes the whole frame
-        frame = next((e["input"] for e in errors if e["type"] == "missing"
-                      and len(e["loc"]) == 2 and isinstance(e.get("input"), dict)), None)
-        return _refusal(frame, None, types.INVALID_REQUEST,
-                        f"Invalid request: {_described(errors)}")
-    line = errors[0].get("input")
-    if not isinstance(line, str):
-        return item
+def _line_id(line: str) -> object:
+    """The scalar id ``line`` holds (None: none, or none that can be read)."""
+    return frame_id(line)[1]
+
+
+def _checked(message: types.JSONRPCMessage, line: str) -> SessionMessage | types.JSONRPCError:
+    """``message``, unless the SDK took it for a notification only because its ``id`` is
+    unusable (null, an object, an array, a boolean, a fraction): a request owed an error."""
+    if isinstance(message, types.JSONRPCNotification) and frame_id(line)[0]:
+        return _error(None, types.INVALID_REQUEST,
+                      "Invalid request: id must be a string or an integer")
+    return SessionMessage(message)
+
+
+def second_chance(item: Item, line: str) -> Item | types.JSONRPCError | None:
+    """What the server gets for the frame ``line`` the transport turned into ``item``: the
+    message; or the message the line holds when only the strict JSON parser refused it; or
+    the error answer every other frame is owed (JSON-RPC: -32700 when it is no JSON, -32600
+    when it is no request, a batch included; its id, null when that is unusable); None for
+    a blank line (no frame at all)."""
+    if isinstance(item, SessionMessage):
+        return _checked(item.message, line)
+    if not line.strip():
+        return None
+    if not isinstance(item, ValidationError):  # the transport failed otherwise: still answered
+        return _error(_line_id(line), types.INTERNAL_ERROR, "Internal error reading the frame")
     try:
         data = json.loads(line)
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(
-            _without_surrogates(data), by_name=False))
     except RecursionError:
-        return _refusal(None, line, types.INVALID_REQUEST, "Invalid request: nested too deeply")
-    except ValidationError as exc:
-        frame = data if isinstance(data, dict) else None
-        return _refusal(frame, None, types.INVALID_REQUEST,
-                        f"Invalid request: {_described(exc.errors())}")
+        return _error(_line_id(line), types.INVALID_REQUEST, "Invalid request: nested too deeply")
     except ValueError as exc:  # not JSON at all
-        return _refusal(None, line, types.PARSE_ERROR,
-                        f"Parse error: {sanitize_message(exc, 120)}")
+        return _error(_line_id(line), types.PARSE_ERROR,
+                      f"Parse error: {sanitize_message(exc, 120)}")
+    if isinstance(data, list):
+        return _error(None, types.INVALID_REQUEST, "Invalid request: batches are not supported")
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(
+            _without_surrogates(data), by_name=False)
+    except RecursionError:
+        return _error(_line_id(line), types.INVALID_REQUEST, "Invalid request: nested too deeply")
+    except ValidationError as exc:
+        return _error(data.get("id") if isinstance(data, dict) else None, types.INVALID_REQUEST,
+                      f"Invalid request: {_described(exc.errors())}")
+    return _checked(message, line)
+
+
+class Lines:
+    """The transport's input (an async iterable of text lines), each line also kept, in
+    order, for :class:`LenientFrames`: the transport turns every line into exactly one item,
+    in order, so the item received next is always the oldest line kept."""
+
+    def __init__(self, inner: AsyncIterable[str]) -> None:
+        self._inner = inner
+        self.kept: deque[str] = deque()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._inner:
+            self.kept.append(line)
+            yield line
 
 
 class LenientFrames:
@@ -166,9 +189,10 @@ class LenientFrames:
     each item given :func:`second_chance`; the error answers it owes go to ``answers``
     (the transport's write stream) and the server never sees their frames."""
 
-    def __init__(self, inner: Any, answers: Any) -> None:
+    def __init__(self, inner: Any, answers: Any, lines: Lines) -> None:
         self._inner = inner
         self._answers = answers
+        self._lines = lines
 
     @property
     def last_context(self) -> Context | None:
@@ -176,13 +200,13 @@ class LenientFrames:
 
     async def receive(self) -> Item:
         while True:
-            item = second_chance(await self._inner.receive())
+            received = await self._inner.receive()
+            line = self._lines.kept.popleft() if self._lines.kept else ""
+            item = second_chance(received, line)
             if isinstance(item, types.JSONRPCError):
                 log.warning("answered a malformed frame: %s", item.error.message)
                 await self._answers.send(SessionMessage(item))
-            elif item is None:
-                log.warning("dropped a malformed frame without an id")
-            else:
+            elif item is not None:
                 return item
 
     async def aclose(self) -> None:

@@ -10,10 +10,12 @@ logs go to stderr.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
-from collections.abc import AsyncIterator, Sequence
+import os
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from pipeline.agent.tools import ToolSpec, answer, unknown_tool
 from pipeline.core.settings import Settings
@@ -102,12 +104,33 @@ def web_server(settings: Settings, *, untrusted: bool = True) -> Server[Any]:
                         holds=[shared])
 
 
+@contextlib.contextmanager
+def _claimed_stdin() -> Iterator[BinaryIO]:
+    """This process's stdin, for the protocol alone: while serving, fd 0 points at the null
+    device (so handlers and children read EOF, as the SDK's own claim does) and is restored
+    after. The duplicate is never closed: a worker thread may still block reading it."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        yield os.fdopen(private, "rb", closefd=False)
+    finally:
+        os.dup2(private, 0)
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` on this process's stdin/stdout until the client hangs up."""
+    """Serve ``server`` on this process's stdin/stdout until the client hangs up. The
+    transport reads stdin through :class:`~pipeline.agent.mcp_frames.Lines`, so every frame
+    it cannot make a message of is answered (:class:`~pipeline.agent.mcp_frames.LenientFrames`)."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
-    from pipeline.agent.mcp_frames import LenientFrames
+    from pipeline.agent.mcp_frames import LenientFrames, Lines
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(LenientFrames(read_stream, write_stream), write_stream,
-                         server.create_initialization_options())
+    with _claimed_stdin() as raw:
+        # bad UTF-8 is read as U+FFFD, as the transport's own reader does
+        lines = Lines(anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace")))
+        async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+            await server.run(LenientFrames(read_stream, write_stream, lines), write_stream,
+                             server.create_initialization_options())

@@ -9,8 +9,10 @@ judged the way the fetcher judges a hop: the URL check of :mod:`pipeline.fetch.u
 literal address in canonical spelling, judged at once), else the name resolved
 once through :class:`~pipeline.fetch.resolver.PolicyResolver`, and the connection opened to
 the address that was judged (no second lookup: DNS rebinding gets nothing). A refused target
-gets ``403`` and no connection is made. Bytes coming back are counted against the page's
-:class:`PageBudget`; past it every connection of the page is dropped.
+gets ``403`` (marked with the :data:`REFUSED_HEADER` header, so the renderer can tell it from
+a site's own 403) and no connection is made; the page's :class:`PageBudget` keeps what was
+refused. Bytes coming back are counted against the page's budget; past it every connection
+of the page is dropped.
 
 ``PolicyProxy(deny_all=True)`` refuses everything: it is the browser-wide proxy, so Chromium's
 own background traffic (and anything outside a context) reaches nobody.
@@ -32,6 +34,7 @@ from pipeline.fetch.urls import check_target, parse_url
 
 MAX_HEAD = 64 * 1024  # request line and headers
 CHUNK = 64 * 1024
+REFUSED_HEADER = "X-Pipeline-Refused"  # on the proxy's own 403: the reason, in ASCII
 # Headers for the proxy alone, never forwarded (RFC 9110 §7.6.1 and the proxy's own).
 _HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connection",
                           b"keep-alive", b"te", b"trailer"})
@@ -47,6 +50,7 @@ class PageBudget:
         self.exceeded = asyncio.Event()
         self.refused = 0  # requests the proxy refused (the policy, or no connection)
         self.reasons: list[str] = []  # the first few of them
+        self.refused_hosts: set[str] = set()  # ``host:port`` of each target refused
         if used > limit:
             self.exceeded.set()
 
@@ -133,15 +137,18 @@ class PolicyProxy:
             if len(head) > MAX_HEAD:
                 return
             budget = self.budget
+            refused_host = ""
             try:
                 if self.deny_all:
                     raise Refused("the browser's own traffic is not allowed")
                 method, target, rest = _parse_head(head)
                 if method == b"CONNECT":
+                    refused_host = target.decode("latin-1")
                     up_reader, upstream = await self._connect(_authority(target.decode()))
                     writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
                 else:
                     url = parse_url(target.decode("latin-1"))
+                    refused_host = f"{url.raw_host}:{url.port}"
                     if url.scheme != "http":
                         raise Refused("only absolute http:// requests")
                     up_reader, upstream = await self._connect(url)
@@ -153,9 +160,13 @@ class PolicyProxy:
                     budget.refused += 1
                     if len(budget.reasons) < 20:
                         budget.reasons.append(reason)
+                    if refused_host:
+                        budget.refused_hosts.add(refused_host.lower())
                 body = f"refused by extract-pipeline's safety policy: {reason}\n".encode()
+                marker = reason.encode("ascii", "replace").translate(None, b"\r\n")[:200]
                 writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-                             b"Connection: close\r\nContent-Length: "
+                             + REFUSED_HEADER.encode() + b": " + (marker or b"refused")
+                             + b"\r\nConnection: close\r\nContent-Length: "
                              + str(len(body)).encode() + b"\r\n\r\n" + body)
                 with contextlib.suppress(OSError):
                     await writer.drain()

@@ -12,9 +12,10 @@ to the browser as the answer to its first navigation; everything after goes thro
 Images, fonts and media are refused; further main-frame navigations wait for their host's
 politeness slot; popups are closed; dialogs are dismissed (Playwright's default).
 
-The browser is replaced after ``render_restart_pages`` pages or once its processes use more
-than ``render_max_memory_mb``; a browser that crashes costs the pages in flight a ``render``
-error and the next page starts a new one. No process of it outlives :meth:`Renderer.close`:
+The browser is replaced after ``render_restart_pages`` pages, and killed as soon as its
+processes use more than ``render_max_memory_mb`` (watched every second, during pages); a
+browser that crashes or is killed costs the pages in flight a ``render`` error and the next
+page starts a new one. No process of it outlives :meth:`Renderer.close`:
 the Playwright driver runs in its own session (a Ctrl-C or a SIGTERM to our process group
 reaches only us, and we close the browser after the run's grace period); when our process is
 killed outright the driver sees its pipe close and closes the browser; whatever of the browser
@@ -48,10 +49,12 @@ from pipeline.browser.processes import (
     kill_browser,
     memory_kib,
 )
-from pipeline.browser.proxy import PageBudget, PolicyProxy, Refused
+from pipeline.browser.proxy import REFUSED_HEADER, PageBudget, PolicyProxy, Refused
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
+from pipeline.fetch.base import FetchError
+from pipeline.fetch.cookies import Cookie
 from pipeline.fetch.credentials import Credentials, CredentialScope, same_host
 from pipeline.fetch.hosts import HostGate, HostThrottled
 from pipeline.fetch.policy import NetworkPolicy
@@ -59,7 +62,15 @@ from pipeline.fetch.resolver import PolicyResolver
 from pipeline.fetch.urls import parse_url
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Page,
+        Playwright,
+        Request,
+        Response,
+        Route,
+    )
 
 log = logging.getLogger("pipeline.browser")
 
@@ -76,14 +87,20 @@ CHROMIUM_ARGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--disk-cache-size=33554432",
+    # a cookie goes back only to the scheme and port it was set for, as the fetcher's do
+    "--enable-features=EnablePortBoundCookies,EnableSchemeBoundCookies",
 )
 MARKER_PREFIX = "pipeline-browser-"
 MARKER_VARIABLE = "PIPELINE_BROWSER"  # set to the browser's private directory
-MEMORY_CHECK_PAGES = 20  # pages between two looks at the browser's memory
+MEMORY_POLL = 1.0  # seconds between two looks at the browser's memory
 SITE_PAGES = 50  # pages one context (and its tab's renderer) serves before a fresh one
 IDLE_CONTEXTS_PER_SLOT = 2  # idle contexts kept: this many per page rendered at once
 READ_MARGIN = 1.0  # seconds of the deadline kept for reading the page after the wait
 LAUNCH_TIMEOUT = 30.0
+# Seconds a context or the browser gets to close. A page can flood the driver's connection
+# (history.pushState 100,000 times: one event each) so that a close waits behind minutes of
+# backlog; past this the browser and its driver are killed instead, and the deadline holds.
+CLOSE_GRACE = 5.0
 
 
 @dataclass
@@ -105,13 +122,15 @@ class Rendered:
     """The DOM after rendering, as UTF-8 HTML; ``final_url`` where the page ended up;
     ``bytes`` everything the page downloaded (its own document included); ``settled``
     whether it settled before the cap; ``refused`` how many of its requests the proxy
-    refused."""
+    refused; ``status`` the HTTP status of the document shown (the fetched one's 200, or
+    that of the page the page navigated to)."""
 
     html: bytes
     final_url: str
     bytes: int
     settled: bool
     refused: int = 0
+    status: int = 200
 
 
 @dataclass
@@ -124,6 +143,8 @@ class _Job:
     deadline: float
     served: bool = False
     navigations: int = 0
+    status: int = 200  # of the main frame's last document
+    blocked: FetchError | None = None  # a main-frame navigation the policy refused
 
 
 class _Site:
@@ -143,7 +164,31 @@ class _Site:
         if self.tab is None or self.tab.is_closed():
             self.tab = await self.context.new_page()
             self.tab.on("popup", self.renderer._close_later)  # a popup: nobody reads it
+            self.tab.on("response", self._main_response)
+            self.tab.on("requestfailed", self._main_failure)
         return self.tab
+
+    def _main_response(self, response: Response) -> None:
+        """Keep the status of the main frame's document, or that the proxy refused it (a
+        redirect the page's navigation followed to a refused address)."""
+        job, request = self.job, response.request
+        if job is None or not _main_navigation(request):
+            return
+        reason = response.headers.get(REFUSED_HEADER.lower())
+        if reason is not None:
+            job.blocked = _blocked(response.url, reason)
+        elif response.status not in (204, 205) and not (  # 204: the page stays as it is
+                300 <= response.status < 400 and "location" in response.headers):
+            job.status = response.status
+
+    def _main_failure(self, request: Request) -> None:
+        """A main-frame navigation that failed because the proxy refused its tunnel."""
+        job = self.job
+        if job is None or not _main_navigation(request):
+            return
+        target = URL(request.url)
+        if f"{target.raw_host}:{target.port}".lower() in job.budget.refused_hosts:
+            job.blocked = _blocked(request.url, "the safety policy refused its address")
 
     async def route(self, route: Route, request: Request) -> None:
         try:
@@ -172,8 +217,10 @@ class _Site:
             target = URL(request.url)
             try:
                 await self.proxy.judge(parse_url(request.url))
-            except (Refused, PipelineError):
+            except (Refused, PipelineError) as exc:
                 job.budget.refused += 1
+                job.blocked = _blocked(request.url, exc.message if isinstance(
+                    exc, PipelineError) else str(exc))
                 await route.fulfill(status=204)
                 return
             try:
@@ -190,10 +237,19 @@ class _Site:
             return
         await route.continue_()
 
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.context.close()
+    async def close(self) -> bool:
+        """Close the context (within :data:`CLOSE_GRACE`) and the proxy; False when the
+        context did not close in time (its browser is then to be abandoned)."""
+        closed = True
+        try:
+            async with asyncio.timeout(CLOSE_GRACE):
+                await self.context.close()
+        except TimeoutError:
+            closed = False
+        except Exception:  # a context already gone with its browser
+            pass
         await self.proxy.close()
+        return closed
 
 
 class _Browser:
@@ -209,7 +265,26 @@ class _Browser:
         self.sites: OrderedDict[tuple[str, bool], list[_Site]] = OrderedDict()
         self.pages = 0
         self.crashed = False
+        self.over_memory: int | None = None  # MiB it used when it was killed for it
+        self._watch: asyncio.Task[None] | None = None
         browser.on("disconnected", self._disconnected)
+
+    def watch_memory(self, limit_mb: int) -> None:
+        """Kill the browser once its processes use more than ``limit_mb`` MiB together,
+        looked at every :data:`MEMORY_POLL` seconds (during pages, not only between them:
+        one page can take gigabytes): the pages in it fail, the next page starts anew."""
+        async def watch() -> None:
+            while not self.crashed:
+                await asyncio.sleep(MEMORY_POLL)
+                used = await asyncio.to_thread(lambda: memory_kib(self.processes()) // 1024)
+                if used > limit_mb and not self.crashed:
+                    log.warning("the browser uses %d MiB, over --render-max-memory %d: "
+                                "killing it", used, limit_mb)
+                    self.over_memory = used
+                    self.crashed = True
+                    kill_browser(self.leader, self.directory)
+
+        self._watch = asyncio.ensure_future(watch())
 
     def _disconnected(self, _: object) -> None:
         self.crashed = True
@@ -229,14 +304,33 @@ class _Browser:
         for sites in self.sites.values():
             yield from sites
 
+    def abandon(self) -> None:
+        """Kill the browser and its driver now (a close would wait behind a flooded
+        connection): the pages still in it fail as after a crash, the next page starts a
+        new browser, and the connection ends instead of draining its backlog."""
+        if not self.crashed:
+            log.warning("the browser did not close in %g s: killing it", CLOSE_GRACE)
+        self.crashed = True
+        kill_browser(self.leader, self.directory)
+
     async def close(self) -> None:
-        for site in list(self.idle()):
-            await site.close()
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+        sites = list(self.idle())
         self.sites.clear()
-        with contextlib.suppress(Exception):
-            await self.browser.close()
-        with contextlib.suppress(Exception):
-            await self.playwright.stop()
+        for site in sites:
+            if not self.crashed and not await site.close():
+                self.abandon()
+            elif self.crashed:
+                await site.proxy.close()  # its context went with the browser
+        for step in (self.browser.close, self.playwright.stop):
+            try:
+                async with asyncio.timeout(CLOSE_GRACE):
+                    with contextlib.suppress(Exception):  # a browser or driver already gone
+                        await step()
+            except TimeoutError:
+                self.abandon()
         await self.deny.close()
         kill_browser(self.leader, self.directory)  # what a crash or a hang left behind
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -320,6 +414,11 @@ class Renderer:
                 except PipelineError:
                     raise
                 except Exception as exc:
+                    if browser.over_memory is not None:
+                        raise PipelineError("render", f"the browser used {browser.over_memory}"
+                                            f" MiB, more than render_max_memory_mb "
+                                            f"({self.settings.render_max_memory_mb}), while "
+                                            f"rendering: it was restarted") from None
                     if not browser.alive():
                         raise PipelineError("render", "the browser crashed while rendering "
                                                       "this page", retryable=True) from None
@@ -361,14 +460,22 @@ class Renderer:
                 raise PipelineError("too_large", f"the page downloaded more than "
                                     f"{self.settings.render_max_bytes} bytes while rendering")
             rendered = load.result()
+            if job.blocked is not None:
+                raise job.blocked
+            if not 200 <= rendered.status < 300:  # the fetcher's rule for the page it fetches
+                raise FetchError("http_status", f"HTTP {rendered.status} (after the page "
+                                 f"navigated)", status=rendered.status,
+                                 final_url=rendered.final_url)
             keep = True
             return rendered
         finally:
             site.job, site.proxy.budget = None, None
             if keep and not browser.crashed and site.pages < SITE_PAGES:
                 self._shelve(browser, site, URL(source.final_url), credentialed)
-            else:
-                await site.close()
+            elif browser.crashed:
+                await site.proxy.close()
+            elif not await site.close():
+                browser.abandon()
 
     async def _load(self, page: Page, job: _Job) -> Rendered:
         """Navigate, wait for the page to settle (within the cap), read it."""
@@ -392,7 +499,8 @@ class Renderer:
         if len(html) > self.settings.max_bytes:
             raise PipelineError("too_large", f"the rendered page is more than "
                                 f"{self.settings.max_bytes} bytes (max_bytes)")
-        return Rendered(html, page.url, job.budget.used, settled, job.budget.refused)
+        return Rendered(html, page.url, job.budget.used, settled, job.budget.refused,
+                        job.status)
 
     async def _site(self, browser: _Browser, url: URL, credentialed: bool) -> _Site:
         """An idle context of ``url``'s site, or a new one."""
@@ -418,9 +526,7 @@ class Renderer:
             if credentialed and credentials is not None:
                 cookies = credentials.browser_cookies(url)
                 if cookies:
-                    await context.add_cookies([
-                        {"name": c.name, "value": c.value, "domain": url.raw_host or "",
-                         "path": c.path, "secure": c.secure} for c in cookies])
+                    await _set_cookies(context, await site.page(), url, cookies)
         except BaseException:
             await proxy.close()
             raise
@@ -438,7 +544,11 @@ class Renderer:
             victim = oldest.pop(0)
             if not oldest:
                 del browser.sites[oldest_key]
-            self._later(victim.close())
+            self._later(self._close_site(browser, victim))
+
+    async def _close_site(self, browser: _Browser, site: _Site) -> None:
+        if not await site.close():
+            browser.abandon()
 
     def _close_later(self, page: Page) -> None:
         self._later(_close_quietly(page))
@@ -449,14 +559,9 @@ class Renderer:
         task.add_done_callback(self._background.discard)
 
     def _check_health(self, browser: _Browser) -> None:
-        """Ask for a new browser after a crash, after K pages or past the memory limit."""
+        """Ask for a new browser after a crash (a kill for its memory too) or after K pages."""
         if browser.crashed or browser.pages >= self.settings.render_restart_pages:
             self._restart = True
-        elif browser.pages % MEMORY_CHECK_PAGES == 0:
-            used = memory_kib(browser.processes()) // 1024
-            if used > self.settings.render_max_memory_mb:
-                log.info("browser uses %d MiB: replacing it", used)
-                self._restart = True
 
     async def _replace(self) -> None:
         """Close the browser once no page is rendering in it; the next page starts another."""
@@ -516,7 +621,9 @@ class Renderer:
                                     f"{_first_line(exc)}") from None
             raise
         self.launches += 1
-        return _Browser(playwright, browser, directory, deny)
+        started = _Browser(playwright, browser, directory, deny)
+        started.watch_memory(self.settings.render_max_memory_mb)
+        return started
 
 
 async def _start_driver(directory: str) -> Playwright:
@@ -544,6 +651,39 @@ async def _start_driver(directory: str) -> Playwright:
             os.environ.pop("PLAYWRIGHT_NODEJS_PATH", None)
         else:
             os.environ["PLAYWRIGHT_NODEJS_PATH"] = before
+
+
+async def _set_cookies(context: BrowserContext, page: Page, url: URL,
+                       cookies: list[Cookie]) -> None:
+    """Give the context ``cookies`` where the fetcher would send them: host-only, bound to
+    ``url``'s scheme and port (the browser runs with scheme- and port-bound cookies, so
+    another port of the host gets none), HttpOnly kept. Set through the DevTools protocol:
+    Playwright's ``add_cookies`` cannot name the source port."""
+    session = await context.new_cdp_session(page)
+    try:
+        for cookie in cookies:
+            await session.send("Network.setCookie", {
+                "name": cookie.name, "value": cookie.value,
+                "url": str(url.with_path(cookie.path or "/").with_query(None)
+                           .with_fragment(None)),
+                "path": cookie.path or "/", "secure": cookie.secure,
+                "httpOnly": cookie.http_only, "sourcePort": url.port or -1,
+                "sourceScheme": "Secure" if url.scheme == "https" else "NonSecure"})
+    finally:
+        with contextlib.suppress(Exception):
+            await session.detach()
+
+
+def _main_navigation(request: Request) -> bool:
+    try:
+        return request.is_navigation_request() and request.frame.parent_frame is None
+    except Exception:  # a request of no frame (a worker's)
+        return False
+
+
+def _blocked(url: str, reason: str) -> FetchError:
+    return FetchError("blocked", f"the page navigated to {url[:200]}, which is refused: "
+                      f"{reason}", final_url=url)
 
 
 def _same_document(requested: str, expected: str) -> bool:

@@ -106,7 +106,7 @@ class Settings(BaseModel):
         500, ge=1, description="pages one browser renders before it is replaced")
     render_max_memory_mb: int = Field(
         2048, ge=64, description="memory (MiB, the browser's processes together) above which "
-        "the browser is replaced")
+        "the browser is killed, even during a page (its pages fail) and replaced")
 
     # --- content
     max_chars: int = Field(100_000, ge=MIN_MAX_CHARS,

@@ -259,7 +259,8 @@ class NativeExtractor:
             url=url, final_url=result.final_url, body=result.body,
             media_type=result.media_type, charset=result.charset,
             headers=dict(result.headers)), budget)
-        fields.update(rendered=True, bytes=rendered.bytes, final_url=rendered.final_url)
+        fields.update(rendered=True, bytes=rendered.bytes, final_url=rendered.final_url,
+                      status=rendered.status)
         ctx = dataclasses.replace(ctx, final_url=rendered.final_url, charset="utf-8")
         return await self._runner.run(handler, rendered.html, ctx)
 

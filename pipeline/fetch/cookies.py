@@ -31,7 +31,8 @@ _FIELDS = 7
 @dataclass(frozen=True, slots=True)
 class Cookie:
     """One line of a cookies file. ``domain`` is lower-case without a leading dot;
-    ``expires`` is a Unix time, 0 for a session cookie."""
+    ``expires`` is a Unix time, 0 for a session cookie; ``http_only`` when the line had
+    the ``#HttpOnly_`` prefix (a browser must hide it from page scripts)."""
 
     domain: str
     subdomains: bool
@@ -40,6 +41,7 @@ class Cookie:
     expires: int
     name: str
     value: str
+    http_only: bool = False
 
     def pair(self) -> str:
         return f"{self.name}={self.value}" if self.name else self.value
@@ -63,7 +65,8 @@ def _domain(text: str) -> str:
 def parse_line(text: str, line: int) -> Cookie | None:
     """The cookie on one line of a cookies file; None for a comment or a blank line."""
     text = text.rstrip("\r\n")
-    if text.startswith(HTTP_ONLY_PREFIX):
+    http_only = text.startswith(HTTP_ONLY_PREFIX)
+    if http_only:
         text = text[len(HTTP_ONLY_PREFIX):]
     elif not text.strip() or text.lstrip().startswith("#"):
         return None
@@ -88,6 +91,7 @@ def parse_line(text: str, line: int) -> Cookie | None:
         expires=max(expiry, 0),
         name=name.strip(),
         value=value.strip(),
+        http_only=http_only,
     )
 
 

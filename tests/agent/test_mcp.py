@@ -137,9 +137,9 @@ async def test_mcp_server_over_stdio(site, tmp_path):
         Path(saved).write_text("\n".join(transcript))
 
 
-async def _frames(*lines: str, limit: float = 60, unanswered: int = 0) -> dict[int, dict]:
-    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id (every line
-    is answered but ``unanswered`` of them: notifications)."""
+async def _answer_list(*lines: bytes, expected: int, limit: float = 60) -> list[dict]:
+    """Send raw lines (bytes, as written) to ``python -m pipeline mcp`` after the handshake;
+    the answer to the handshake, then the first ``expected`` answers to them, in order."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pipeline", "mcp", "--no-cache", cwd=str(REPO),
         env={**os.environ, "PYTHONPATH": str(REPO), "PIPELINE_CONFIG": ""},
@@ -150,20 +150,27 @@ async def _frames(*lines: str, limit: float = 60, unanswered: int = 0) -> dict[i
                        "clientInfo": {"name": "raw", "version": "1"}}}
     proc.stdin.write(json.dumps(init).encode() + b"\n"
                      + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-                     + b"".join(line.encode() + b"\n" for line in lines))
+                     + b"".join(line + b"\n" for line in lines))
     await proc.stdin.drain()
-    answers: dict[int, dict] = {}
+    answers: list[dict] = []
     try:
         async with asyncio.timeout(limit):
-            while len(answers) < len(lines) + 1 - unanswered:
+            while len(answers) < expected + 1:
                 raw = await proc.stdout.readline()
                 assert raw, (await proc.stderr.read()).decode()[-2000:]
-                answer = json.loads(raw)
-                answers[answer["id"]] = answer
+                answers.append(json.loads(raw))
     finally:
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 30)
     return answers
+
+
+async def _frames(*lines: str, limit: float = 60, unanswered: int = 0) -> dict[int, dict]:
+    """Send raw JSON-RPC lines to ``python -m pipeline mcp``; its answers by id (every line
+    is answered but ``unanswered`` of them: notifications)."""
+    answers = await _answer_list(*(line.encode() for line in lines),
+                                 expected=len(lines) - unanswered, limit=limit)
+    return {answer["id"]: answer for answer in answers}
 
 
 def _call(call_id: int, name: str, arguments: str) -> str:
@@ -205,9 +212,9 @@ async def test_every_malformed_request_with_an_id_gets_an_error_answer():
         '{"jsonrpc":"2.0","id":6,"method":7}',
         '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":',  # cut short
         '{"jsonrpc":"2.0","id":{"not":"an id"},"method":"tools/call","params":"str"}',
-        '{"jsonrpc":"2.0","method":"tools/call","params":"no id: a notification"}',
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}',
         '{"jsonrpc":"2.0","id":9,"method":"ping"}',  # still served after all that
-        unanswered=1)
+        unanswered=1)  # the notification
     assert sorted(answers, key=str) == [0, 1, 2, 3, 5, 6, 7, 9, None, "four"]
     for call_id in (1, 2, 3, 5, 6, "four", None):
         assert answers[call_id]["error"]["code"] == -32600, answers[call_id]
@@ -215,3 +222,31 @@ async def test_every_malformed_request_with_an_id_gets_an_error_answer():
     assert "params must be an object" in answers[1]["error"]["message"]
     assert "nested too deeply" in answers[2]["error"]["message"]
     assert answers[9]["result"] == {}
+
+
+async def test_every_frame_that_is_no_message_is_answered_with_a_null_id():
+    """Frames the server dropped without a word: no JSON, bad UTF-8, a batch, an id that is
+    null, an object or an array (the SDK took them for notifications), no id at all."""
+    frames = [
+        (b"not json", -32700),
+        (b"\xff\xfe\x80 bad utf-8", -32700),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600),
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600),
+        (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
+        (b"[]", -32600),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":"no id"}', -32600),
+        (b'"a string"', -32600),
+    ]
+    answers = await _answer_list(*(frame for frame, _ in frames),
+                                 b'{"jsonrpc":"2.0","id":"\xff","method":"ping"}',  # bad UTF-8 id
+                                 b"",  # a blank line is no frame
+                                 b'{"jsonrpc":"2.0","id":9,"method":"ping"}',
+                                 expected=len(frames) + 2)
+    answers = answers[1:]  # past the handshake
+    for (frame, code), answer in zip(frames, answers, strict=False):
+        assert answer["id"] is None and answer["error"]["code"] == code, (frame, answer)
+    assert answers[-2] == {"jsonrpc": "2.0", "id": "\ufffd", "result": {}}
+    assert answers[-1] == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    assert "batch" in answers[6]["error"]["message"]

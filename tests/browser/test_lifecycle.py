@@ -207,14 +207,8 @@ async def test_a_crash_costs_the_page_in_flight_and_the_next_page_gets_a_new_bro
     assert await gone(second.leader, second.directory, within=5) == []
 
 
-@pytest.mark.parametrize("limit", ["pages", "memory"])
-async def test_the_browser_is_replaced_after_k_pages_or_past_its_memory(chromium, monkeypatch,
-                                                                       limit):
-    if limit == "pages":
-        settings = render_settings(render_restart_pages=2)
-    else:
-        monkeypatch.setattr(renderer_module, "MEMORY_CHECK_PAGES", 1)
-        settings = render_settings(render_max_memory_mb=64)  # any browser is over it
+async def test_the_browser_is_replaced_after_k_pages(chromium):
+    settings = render_settings(render_restart_pages=2)
     app, _ = site()
     async with serve(app) as port, Renderer(settings) as renderer:
         browsers = []
@@ -223,5 +217,98 @@ async def test_the_browser_is_replaced_after_k_pages_or_past_its_memory(chromium
             await renderer.render(Source(url, url, QUICK.encode(), "text/html", "utf-8"), 60)
             browsers.append(renderer._browser)
         first = browsers[0]
-    assert renderer.launches == (2 if limit == "pages" else 3)
+    assert renderer.launches == 2
     assert await gone(first.leader, first.directory, within=5) == []
+
+
+# Holds 32 MiB more every 100 ms, up to 3 GiB, and never settles (the DOM keeps changing).
+HUNGRY = ("<!doctype html><html><body><article>" + STORY + "</article><script>"
+          "const kept = []; setInterval(() => { if (kept.length < 96) "
+          "kept.push(new Uint8Array(32 << 20).fill(1)); "
+          "document.body.append(document.createElement('i')); }, 100);"
+          "</script></body></html>")
+
+
+async def test_a_page_over_the_memory_limit_is_a_render_error_and_the_browser_restarts(
+        chromium):
+    """The limit holds during a page (it was looked at only every 20 pages)."""
+    app, _ = site()
+
+    async def hungry(request: web.Request) -> web.Response:
+        return web.Response(text=HUNGRY, content_type="text/html")
+
+    app.router.add_get("/hungry", hungry)
+    settings = render_settings(render_max_memory_mb=1024, render_wait=60)
+    async with serve(app) as port, Renderer(settings) as renderer:
+        url = f"http://{ALLOWED}:{port}/hungry"
+        with pytest.raises(PipelineError) as failure:
+            await renderer.render(Source(url, url, HUNGRY.encode(), "text/html", "utf-8"), 90)
+        assert failure.value.kind == "render"
+        assert "render_max_memory_mb" in failure.value.message
+        first = renderer._browser
+        url = f"http://{ALLOWED}:{port}/quick/1"
+        after = await renderer.render(Source(url, url, QUICK.encode(), "text/html", "utf-8"), 60)
+        assert b"Paragraph 5" in after.html
+        assert renderer.launches == 2
+        second = renderer._browser
+    assert first is not None and second is not None and second is not first
+    for browser in (first, second):
+        assert await gone(browser.leader, browser.directory, within=10) == []
+
+
+# Floods the driver's connection: 300,000 pushState calls queue a backlog of events the
+# Python side drains for minutes, and a close waits behind it.
+FLOOD = ("<!doctype html><html><body><article>" + STORY + "</article><script>"
+         "fetch('/started').then(() => { for (let i = 0; i < 300000; i++) "
+         "history.pushState({}, '', '?state=' + i); });</script></body></html>")
+BUSY = ("<!doctype html><html><body><article>" + STORY + "</article><script>"
+        "fetch('/started').then(() => { for (;;) {} });</script></body></html>")
+
+
+def flooding_site() -> tuple[web.Application, asyncio.Event]:
+    app, started = site()
+    for path, page in (("/flood", FLOOD), ("/busy", BUSY)):
+        async def serve_page(request: web.Request, page: str = page) -> web.Response:
+            return web.Response(text=page, content_type="text/html")
+
+        app.router.add_get(path, serve_page)
+    return app, started
+
+
+@pytest.mark.parametrize("page", ["flood", "busy"])
+async def test_the_deadline_holds_while_a_page_runs_script(chromium, page):
+    """history.pushState 300,000 times (a flood of driver events a close waits behind),
+    or a script that never yields: the page ends as a timeout by its deadline plus the
+    close's bound, and the next page renders in a working browser."""
+    app, _ = flooding_site()
+    budget = 3.0
+    async with serve(app) as port, Renderer(render_settings(render_wait=60)) as renderer:
+        url = f"http://{ALLOWED}:{port}/{page}"
+        body = (FLOOD if page == "flood" else BUSY).encode()
+        with pytest.raises(PipelineError) as failure:
+            # generous: the bound is the deadline plus CLOSE_GRACE; before, minutes of backlog
+            await asyncio.wait_for(renderer.render(Source(url, url, body, "text/html", "utf-8"),
+                                                   budget),
+                                   budget + renderer_module.CLOSE_GRACE + 20)
+        assert failure.value.kind == "timeout"
+        first = renderer._browser
+        url = f"http://{ALLOWED}:{port}/quick/1"
+        after = await renderer.render(Source(url, url, QUICK.encode(), "text/html", "utf-8"), 60)
+        assert b"Paragraph 5" in after.html
+        second = renderer._browser
+    for browser in (first, second):
+        assert browser is not None and await gone(browser.leader, browser.directory,
+                                                  within=10) == []
+
+
+async def test_sigterm_ends_a_run_whose_page_floods_the_driver(chromium, tmp_path):
+    app, started = flooding_site()
+    async with serve(app) as port:
+        proc = await run_cli(tmp_path, [f"http://{ALLOWED}:{port}/flood"])
+        leader = await browser_of(str(tmp_path), started)
+        await asyncio.sleep(1)  # let the flood build up behind the page
+        os.kill(proc.pid, signal.SIGTERM)
+        # generous: grace (3 s) + CLOSE_GRACE; before, the close waited behind the backlog
+        _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 130, stderr.decode()
+    assert await gone(leader, str(tmp_path), within=10) == []

@@ -25,7 +25,8 @@ def test_lines_are_parsed_like_curl_writes_them():
     assert parse_line("# a comment", 1) is None
     assert parse_line("   ", 2) is None
     parsed = parse_line("#HttpOnly_.Example.COM\tTRUE\t/p\tTRUE\t1700000000\tsid\ta b", 3)
-    assert parsed == Cookie("example.com", True, "/p", True, 1700000000, "sid", "a b")
+    assert parsed == Cookie("example.com", True, "/p", True, 1700000000, "sid", "a b",
+                            http_only=True)
     # a leading dot means subdomains whatever the flag says; a bare TRUE domain is accepted
     assert parse_line(".a.test\tFALSE\t/\tFALSE\t0\tn\tv", 4).subdomains
     assert parse_line("a.test\tTRUE\t/\tFALSE\t0\tn\tv", 5).subdomains
