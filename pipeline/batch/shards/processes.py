@@ -11,7 +11,6 @@ them.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import multiprocessing
 import os
@@ -27,9 +26,9 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import load_items
-from pipeline.batch.input.run_input import RunInput
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.run_plan import RunPlan
 from pipeline.batch.shards.plan import Spool
 from pipeline.batch.shards.shard_run import (
     ShardJob,
@@ -231,20 +230,21 @@ class _Driver:
         return out
 
 
-def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
+def run_processes(plan: RunPlan) -> Summary:
     """Run every shard not done yet, ``settings.processes`` at once (one each)."""
+    settings = plan.settings
     count = settings.processes
-    output = prepare(args, settings, count)
+    output = prepare(plan, count)
     started = time.monotonic()
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
     output.check_idle(output.pending())  # an earlier run's writer still running: refused
     already = output.done_records()
-    run_input: RunInput = args.run_input
+    run_input = plan.input
     scope = run_input.credential_scope(settings)
     try:
-        with spooled(args, output, settings, scope) as spools:
+        with spooled(plan, output, scope) as spools:
             if (note := one_shard_note(spools)) is not None:
                 say(settings, note)
             jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
