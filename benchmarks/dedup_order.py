@@ -34,6 +34,7 @@ from pipeline.batch import engine as engine_module  # noqa: E402
 from pipeline.batch.dedup import Deduplicator  # noqa: E402
 from pipeline.batch.engine import BatchEngine  # noqa: E402
 from pipeline.batch.input.items import read_items  # noqa: E402
+from pipeline.batch.run import engine_settings  # noqa: E402
 from pipeline.batch.scheduler import StreamScheduler  # noqa: E402
 from pipeline.core.models import Record  # noqa: E402
 from pipeline.core.settings import load_settings  # noqa: E402
@@ -69,7 +70,8 @@ async def one_run(texts: list[str], latency: list[float], ordered: bool,
     settings = load_settings({"concurrency": CONCURRENCY, "ordered": ordered,
                               "per_host": CONCURRENCY}, env={})
     written: list[Record] = []
-    engine = BatchEngine(settings, extract, written.append, mark=Deduplicator("near").mark)
+    engine = BatchEngine(engine_settings(settings), extract, written.append,
+                         mark=Deduplicator("near").mark)
     lines = io.BytesIO("".join(f"{url}\n" for url in urls).encode())
     started = time.perf_counter()
     await engine.run(StreamScheduler.reading(read_items(lines)))

@@ -31,7 +31,6 @@ from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.scheduler import Scheduler
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
-from pipeline.core.settings import Settings
 
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
@@ -45,6 +44,19 @@ Extract = Callable[[str], Awaitable[Record]]
 Write = Callable[[Record], None]
 
 LINE_INPUT = frozenset({LINE, REST})  # the input of a URL line with text after its URL
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The engine's slice of the settings, made once by the run
+    (:func:`pipeline.batch.run.engine_settings`): URLs in flight, connections per host (the
+    fetcher's gate), input-order output, and whether the run has a cache (the summary then
+    counts where records came from)."""
+
+    concurrency: int = 64
+    per_host: int = 4
+    ordered: bool = False
+    caching: bool = False
 
 
 @dataclass
@@ -168,7 +180,7 @@ class BatchEngine:
     ``--resume``).
     """
 
-    def __init__(self, settings: Settings, extract: Extract, write: Write, *,
+    def __init__(self, settings: EngineSettings, extract: Extract, write: Write, *,
                  done: DoneSet | None = None,
                  on_record: Callable[[Record, Summary], None] | None = None,
                  mark: Callable[[Record], Record] | None = None,
@@ -183,7 +195,7 @@ class BatchEngine:
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._recent: OrderedDict[str, Record] = OrderedDict()
         self._slots: deque[_OutputPlace] = deque()
-        self.summary = Summary(caching=settings.cache_dir is not None)
+        self.summary = Summary(caching=settings.caching)
 
     async def _fetch_once(self, url: str) -> Record:
         """The record for ``url``, extracting it only if not in flight or recently done."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
 from pipeline.batch.dedup import Deduplicator
-from pipeline.batch.engine import BatchEngine, Summary, calm_collector
+from pipeline.batch.engine import BatchEngine, EngineSettings, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
 from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
@@ -156,13 +156,13 @@ def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] 
     return deduplicator.mark
 
 
-def engine_settings(settings: Settings) -> Settings:
-    """The engine's settings: with ``--dedup``, records are written (and so marked) in input
+def engine_settings(settings: Settings) -> EngineSettings:
+    """The engine's slice: with ``--dedup``, records are written (and so marked) in input
     order, so the earliest line of two copies is the original whichever finishes first, and
     a stopped run leaves an input-order prefix for ``--resume``."""
-    if settings.dedup == "off" or settings.ordered:
-        return settings
-    return settings.model_copy(update={"ordered": True})
+    return EngineSettings(concurrency=settings.concurrency, per_host=settings.per_host,
+                          ordered=settings.ordered or settings.dedup != "off",
+                          caching=settings.cache_dir is not None)
 
 
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
@@ -242,7 +242,7 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
     if start_failures:
         raise start_failures[0]
     if expander is not None:
-        say(settings, expander.stats.describe(expander.options))
+        say(settings.quiet, expander.stats.describe(expander.options))
     return summary
 
 
@@ -251,7 +251,7 @@ async def run_batch(plan: RunPlan, *, fetcher: Fetcher | None = None) -> Summary
     checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
     settings, run_input, path = plan.settings, plan.input, plan.output
     registry = load_registry(settings)
-    scope = run_input.credential_scope(settings)
+    scope = run_input.credential_scope(settings.credential_hosts)
     with contextlib.ExitStack() as cleanup:
         items = cleanup.enter_context(run_input.file_items())
         show = not settings.quiet and sys.stderr.isatty()

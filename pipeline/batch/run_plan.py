@@ -1,5 +1,5 @@
 """The run plan: a batch run as typed, frozen values, built by the command line from its
-flags (:func:`pipeline.cli.plan.plan_from_args`), checked by
+flags (:func:`pipeline.cli.command.plan_from_args`), checked by
 :func:`pipeline.batch.run_check.check_run` and carried out by the runner of its mode. Nothing
 under :mod:`pipeline.batch` sees the command line's parsed flags."""
 

@@ -29,7 +29,8 @@ from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pipeline.batch.engine import Summary
-    from pipeline.batch.run_plan import RunPlan
+    from pipeline.batch.input.run_input import RunInput
+    from pipeline.batch.run_plan import RunMode, RunPlan
     from pipeline.fetch.base import Fetcher
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -348,6 +349,40 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(overrides, config_file=args.config, names=FLAG_OF)
 
 
+def plan_from_args(args: argparse.Namespace, run_input: RunInput,
+                   settings: Settings) -> RunPlan:
+    """The run the flags ask for (typed and frozen: nothing under :mod:`pipeline.batch` sees
+    the parsed flags), or a ``UsageError`` for flags that do not go together."""
+    from pipeline.batch.run_plan import RunPlan
+
+    mode = run_mode(args, settings)
+    shard = None
+    if mode == "shard":
+        from pipeline.batch.shards.plan import parse_shard
+
+        shard = parse_shard(args.shard)
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    return RunPlan(mode, run_input, settings, output=args.output, resume=args.resume,
+                   overwrite=args.overwrite, shard=shard, shards=args.shards,
+                   address=args.address)
+
+
+def run_mode(args: argparse.Namespace, settings: Settings) -> RunMode:
+    """Which run the flags ask for, or a ``UsageError``."""
+    if args.engine == "ray":
+        if settings.processes > 1 or args.shard:
+            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
+        return "ray"
+    if args.shards is not None or args.address is not None:
+        raise UsageError("--shards and --address go with --engine ray")
+    if args.shard and settings.processes > 1:
+        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
+    if args.shard:
+        return "shard"
+    return "processes" if settings.processes > 1 else "plain"
+
+
 def _run(plan: RunPlan, fetcher: Fetcher | None) -> Summary:
     if plan.mode == "ray":
         from pipeline.batch.shards.ray_engine import run_ray
@@ -389,7 +424,6 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         if args.input_note and not settings.quiet:  # the input's format, from its name
             print(f"{PROG}: {args.input_note}", file=sys.stderr)
         from pipeline.batch.run_check import check_run
-        from pipeline.cli.plan import plan_from_args
 
         plan = plan_from_args(args, run_input, settings)
         check_run(plan, injected_fetcher=fetcher is not None)

@@ -15,6 +15,7 @@ from pipeline.batch import dedup
 from pipeline.batch.dedup import Deduplicator, normalized, shingles
 from pipeline.batch.engine import BatchEngine
 from pipeline.batch.input.items import read_items
+from pipeline.batch.run import engine_settings
 from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import load_settings
@@ -191,7 +192,8 @@ async def test_a_stopped_ordered_run_with_marks_writes_an_input_order_prefix():
     config = load_settings({"concurrency": 4, "ordered": True}, env={})
     written: list[Record] = []
     deduplicator = Deduplicator("exact")
-    engine = BatchEngine(config, extract, written.append, mark=deduplicator.mark, grace=0.05)
+    engine = BatchEngine(engine_settings(config), extract, written.append,
+                         mark=deduplicator.mark, grace=0.05)
     stop = asyncio.Event()
     work = StreamScheduler.reading(read_items(io.BytesIO(urls)))
     running = asyncio.ensure_future(engine.run(work, stop))

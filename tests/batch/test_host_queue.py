@@ -8,16 +8,11 @@ from collections import Counter
 
 import pytest
 
-from pipeline.batch.engine import HELD_FACTOR, HOST_FACTOR, BatchEngine
+from pipeline.batch.engine import HELD_FACTOR, HOST_FACTOR, BatchEngine, EngineSettings
 from pipeline.batch.host_queue import HostQueue, host_key
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.models import ErrorInfo, Record
-from pipeline.core.settings import load_settings
-
-
-def settings(**overrides):
-    return load_settings(overrides, env={})
 
 
 @pytest.mark.parametrize("url, key", [
@@ -116,7 +111,7 @@ async def test_slow_host_first_does_not_hold_up_the_others():
         if len(written) == len(fast) + 1:  # every line but the slow host's: let it go
             extract.release.set()
 
-    engine = BatchEngine(settings(concurrency=8, per_host=2), extract, write)
+    engine = BatchEngine(EngineSettings(concurrency=8, per_host=2), extract, write)
     # the old engine filled all 8 places with slow lines and never got further
     summary = await asyncio.wait_for(engine.run(lines(urls)), 10)
     assert {r.url for r in written[:len(fast) + 1]} == {*fast, "not a url"}
@@ -134,7 +129,7 @@ async def test_ordered_output_stays_in_input_order():
     slow, fast = sorted_by_host(slow=10, fast_hosts=4, fast_each=5)
     extract = HostLatency("slow.test")
     written: list[Record] = []
-    engine = BatchEngine(settings(concurrency=8, per_host=2, ordered=True), extract,
+    engine = BatchEngine(EngineSettings(concurrency=8, per_host=2, ordered=True), extract,
                          written.append)
     running = asyncio.ensure_future(engine.run(lines(slow + fast)))
     # every fast line gets to run while the slow host's first lines are still stuck
@@ -173,7 +168,7 @@ async def test_look_ahead_is_bounded():
     written: list[Record] = []
     concurrency, per_host = 4, 1
     share = HOST_FACTOR * per_host
-    engine = BatchEngine(settings(concurrency=concurrency, per_host=per_host), extract,
+    engine = BatchEngine(EngineSettings(concurrency=concurrency, per_host=per_host), extract,
                          written.append)
     running = asyncio.ensure_future(engine.run(StreamScheduler(batches())))
     await _quiet(lambda: pulled)
@@ -197,7 +192,7 @@ async def test_stop_drops_held_back_lines_for_resume():
         if len(written) == len(fast):
             stop.set()
 
-    engine = BatchEngine(settings(concurrency=6, per_host=2), extract, write, grace=0.05)
+    engine = BatchEngine(EngineSettings(concurrency=6, per_host=2), extract, write, grace=0.05)
     summary = await asyncio.wait_for(engine.run(lines(slow + fast), stop), 10)
     assert summary.interrupted and {r.url for r in written} == set(fast)
     assert not any(url in extract.started for url in slow[HOST_FACTOR * 2:])
@@ -207,7 +202,7 @@ async def test_per_host_at_or_over_concurrency_holds_nothing_back():
     urls = [f"http://one.test/{i}" for i in range(20)]
     extract = HostLatency("one.test")
     written: list[Record] = []
-    engine = BatchEngine(settings(concurrency=4, per_host=4), extract, written.append)
+    engine = BatchEngine(EngineSettings(concurrency=4, per_host=4), extract, written.append)
     running = asyncio.ensure_future(engine.run(lines(urls)))
     await asyncio.wait_for(_started(extract, 4), 10)
     extract.release.set()

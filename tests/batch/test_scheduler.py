@@ -8,17 +8,12 @@ from collections import Counter
 
 import pytest
 
-from pipeline.batch.engine import BatchEngine
+from pipeline.batch.engine import BatchEngine, EngineSettings
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.scheduler import ListScheduler, Scheduler, StreamScheduler
 from pipeline.core.models import Record
-from pipeline.core.settings import load_settings
 
 BRANCHING, DEPTH = 3, 3  # every page links to 3 children, 3 levels down: 40 pages
-
-
-def settings(**overrides):
-    return load_settings(overrides, env={})
 
 
 class SeenOnce(ListScheduler):
@@ -82,8 +77,8 @@ async def test_items_enqueued_during_the_run_are_each_processed_once(concurrency
     scheduler = SeenOnce([ROOT])
     extract = Discovering(scheduler)
     written: list[Record] = []
-    engine = BatchEngine(settings(concurrency=concurrency, per_host=per_host, ordered=ordered),
-                         extract, written.append)
+    config = EngineSettings(concurrency=concurrency, per_host=per_host, ordered=ordered)
+    engine = BatchEngine(config, extract, written.append)
     summary = await asyncio.wait_for(engine.run(scheduler), 10)
     urls = [record.url for record in written]
     assert len(urls) == len(set(urls)) == site_size() == summary.ok
@@ -169,6 +164,6 @@ async def test_a_stop_ends_a_run_waiting_for_its_input():
         stop.set()
 
     async with StreamScheduler(batches()) as scheduler:
-        engine = BatchEngine(settings(), extract, write)
+        engine = BatchEngine(EngineSettings(), extract, write)
         summary = await asyncio.wait_for(engine.run(scheduler, stop), 10)
     assert summary.interrupted and [record.url for record in written] == ["http://a.test/"]

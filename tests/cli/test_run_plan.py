@@ -8,9 +8,8 @@ import dataclasses
 import pytest
 
 from pipeline.batch.run_plan import RunPlan
-from pipeline.cli.command import build_parser, settings_from_args
+from pipeline.cli.command import build_parser, plan_from_args, settings_from_args
 from pipeline.cli.inputs import input_from_args
-from pipeline.cli.plan import plan_from_args
 from pipeline.core.errors import UsageError
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import load_items
+from pipeline.batch.input.sources import say
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.run_plan import RunPlan
@@ -35,12 +36,10 @@ from pipeline.batch.shards.shard_run import (
     note_warc_files,
     prepare,
     run_shard,
-    say,
     spooled,
 )
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
 
 # Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
 # and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
@@ -242,14 +241,14 @@ def run_processes(plan: RunPlan) -> Summary:
     output.check_idle(output.pending())  # an earlier run's writer still running: refused
     already = output.done_records()
     run_input = plan.input
-    scope = run_input.credential_scope(settings)
+    scope = run_input.credential_scope(settings.credential_hosts)
     try:
         with spooled(plan, output, scope) as spools:
             if (note := one_shard_note(spools)) is not None:
-                say(settings, note)
+                say(settings.quiet, note)
             jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
                     for shard, spool in spools.items()}
-            summary = _drive(jobs, local, started)
+            summary = _drive(jobs, local.quiet, started)
     finally:
         note_warc_files(output, settings)
     summary.skipped += already
@@ -267,7 +266,7 @@ def one_shard_note(spools: dict[int, Spool]) -> str | None:
             "(--processes pays on many hosts)")
 
 
-def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,
+def _drive(jobs: dict[int, tuple[ShardJob, Spool]], quiet: bool,
            started: float) -> Summary:
     spools = {shard: spool for shard, (_, spool) in jobs.items()}
     driver = _Driver(jobs)
@@ -276,7 +275,7 @@ def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,
     progress = None
     try:
         driver.start()  # before the progress bar's thread (see START_METHOD)
-        show = not settings.quiet and sys.stderr.isatty()
+        show = not quiet and sys.stderr.isatty()
         progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
         driver.gather(progress)
     finally:

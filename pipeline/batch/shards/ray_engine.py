@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem, load_items
+from pipeline.batch.input.sources import say
 from pipeline.batch.progress import ProgressBar, combine
 from pipeline.batch.run_plan import RunPlan
 from pipeline.batch.shards.plan import count_lines
@@ -32,7 +33,6 @@ from pipeline.batch.shards.shard_run import (
     note_warc_files,
     prepare,
     run_shard,
-    say,
     spooled,
     stop_signals_interrupt,
 )
@@ -84,7 +84,7 @@ def run_ray(plan: RunPlan) -> Summary:
         started = time.monotonic()
         # Each task has one CPU: one handler worker beside its event loop.
         local = settings.model_copy(update={"processes": 1, "workers": 1})
-        scope = plan.input.credential_scope(settings)
+        scope = plan.input.credential_scope(settings.credential_hosts)
         with spooled(plan, output, scope) as spools:
             show = not settings.quiet and sys.stderr.isatty()
             progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
@@ -102,7 +102,7 @@ def run_ray(plan: RunPlan) -> Summary:
     summary = combine(tasks.summaries.values(), started)
     summary.skipped += already
     if tasks.kept:
-        say(settings, f"the stopped shards keep {tasks.kept} records in their .partial parts")
+        say(settings.quiet, f"the stopped shards keep {tasks.kept} records in their .partial parts")
     return summary
 
 

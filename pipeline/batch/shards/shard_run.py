@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem
-from pipeline.batch.input.sources import all_items
+from pipeline.batch.input.sources import all_items, say
 from pipeline.batch.output.output_dir import (
     OutputDir,
     list_warc_files,
@@ -47,7 +47,7 @@ from pipeline.batch.run import (
 )
 from pipeline.batch.run_plan import RunPlan
 from pipeline.batch.shards.plan import Spool, shard_items, split_items
-from pipeline.core.errors import PROG, UsageError
+from pipeline.core.errors import UsageError
 from pipeline.core.settings import Settings
 from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
@@ -168,21 +168,16 @@ def stop_signals_interrupt() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def say(settings: Settings, message: str) -> None:
-    if not settings.quiet:
-        print(f"{PROG}: {message}", file=sys.stderr)
-
-
 def run_one_shard(plan: RunPlan, *, fetcher: Fetcher | None = None) -> Summary:
     """``--shard K/N``: this process reads the whole input and extracts shard K's items."""
     assert plan.shard is not None
     shard, shards = plan.shard
     settings, run_input = plan.settings, plan.input
     output = prepare(plan, shards, only=shard)
-    scope = run_input.credential_scope(settings)
+    scope = run_input.credential_scope(settings.credential_hosts)
     job = ShardJob(output, shard, settings, run_input.local_files, scope)
     if output.is_done(shard):
-        say(settings, f"{job.name} is already done ({output.part(shard)})")
+        say(settings.quiet, f"{job.name} is already done ({output.part(shard)})")
         return Summary(skipped=output.read_marker(shard)["records"])
     show = not settings.quiet and sys.stderr.isatty()
     total = None
@@ -193,7 +188,7 @@ def run_one_shard(plan: RunPlan, *, fetcher: Fetcher | None = None) -> Summary:
 
     def resumed(done: DoneSet, dropped: int) -> None:
         progress.shrink(len(done))
-        say(settings, resuming(output.partial(shard), done, dropped))
+        say(settings.quiet, resuming(output.partial(shard), done, dropped))
 
     try:
         items = shard_items(all_items(run_input, settings, scope), shard, shards)
