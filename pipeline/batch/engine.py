@@ -388,8 +388,9 @@ def calm_collector() -> Iterator[None]:
     Everything imported so far lives as long as the run, so it is frozen (a full collection
     no longer walks it; see the same call in :mod:`pipeline.batch.pool`). And the young
     generation's threshold is raised: with the default 700, bursts of URLs starting together
-    set off ~60 collections per 1,000 URLs, which cost the event loop ~5% of its CPU on small
-    pages (measured with ``gc.callbacks``); cycles are still collected, just in fewer passes.
+    set off collections often enough to cost the event loop a measurable share of its CPU on
+    small pages (benchmarks/README.md, figures behind the code); cycles are still collected,
+    just in fewer passes.
     Both are undone after, for a long-lived caller of main().
     """
     thresholds = gc.get_threshold()

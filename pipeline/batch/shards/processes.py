@@ -41,8 +41,8 @@ from pipeline.batch.shards.shard_run import (
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
 
-# Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
-# and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
+# Linux: fork the shard processes, which then start with everything imported (less CPU and
+# wall time than spawn: benchmarks/README.md, figures behind the code). This process
 # forks before it starts any thread or event loop. Elsewhere fork is not safe (macOS system
 # frameworks): a fresh interpreter.
 START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
