@@ -51,7 +51,8 @@ def _utf8_has_controls(raw: bytes) -> bool:
     """Whether UTF-8 bytes hold a character :data:`_CONTROL` drops: C0 and DEL are single
     bytes, C1 is ``\xc2\x80``-``\xc2\x9f``. Runs at C speed (translate, and a regex that
     starts with a literal byte, so it scans like ``find``), which the regex scan over a whole
-    page does not (it took ~10% of the HTML handler's time)."""
+    page does not (it took a large share of the HTML handler's time: benchmarks/README.md,
+    figures behind the code)."""
     return len(raw.translate(None, _C0_AND_DEL)) != len(raw) or _C1_UTF8.search(raw) is not None
 
 

@@ -12,7 +12,7 @@ from handlers.html_tags import BLOCK_TAGS as _BLOCKS
 
 # libxml2's default limits stay on (no huge_tree): nesting deeper than 256 is cut off, which
 # also keeps every recursive walk of ours far from Python's recursion limit.
-# No id table (collect_ids): nothing looks elements up by id, and building it cost ~5% of
+# No id table (collect_ids): nothing looks elements up by id, and building it costs part of
 # the parse.
 _PARSER = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
                            no_network=True, collect_ids=False)
@@ -33,7 +33,7 @@ def text_of(element: etree._Element) -> str:
     """All text inside ``element`` (not its tail)."""
     if not len(element):
         return element.text or ""
-    # Serialised as text inside libxml2: the same string as joining itertext(), 3-4x faster.
+    # Serialised as text inside libxml2: the same string as joining itertext(), faster.
     return etree.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 

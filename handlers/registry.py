@@ -158,7 +158,7 @@ class InlineHandler(ContentHandler, Protocol):
     """A content handler that may run on the caller's event loop for some bodies.
 
     * ``inline(body, ctx)``: True when handling this body costs less than a round trip to a
-      worker process (pickling, pipes, waking another process: ~0.1 ms), so the batch
+      worker process (pickling, pipes, waking another process), so the batch
       handles it in place. Keep it that cheap: inline work blocks the event loop and cannot
       be stopped by ``--handler-timeout``. Anything that may parse or detect a charset
       answers False. An exception counts as False.
@@ -167,7 +167,7 @@ class InlineHandler(ContentHandler, Protocol):
     def inline(self, body: bytes, ctx: HandlerContext) -> bool: ...
 
 
-_INLINE_TYPES: dict[type, bool] = {}  # isinstance() of a runtime protocol costs ~15 µs
+_INLINE_TYPES: dict[type, bool] = {}  # per type: isinstance() of a runtime protocol is slow
 
 
 def handles_inline(handler: ContentHandler, body: bytes, ctx: HandlerContext) -> bool:

@@ -18,9 +18,9 @@ _ATX_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _BINARY_WINDOW = 64 * 1024
 _BINARY_SHARE = 0.01  # more control bytes than this share (or a few strays) ⇒ not text
 _STRAY_BYTES = 8
-# Up to this size a UTF-8 body is handled in ~0.35 ms or less (1.3 µs per KB over the
-# benchmark's text pages, decoding and truncation), less than sending it to a worker and
-# its text back costs the event loop: batch mode handles it inline (benchmarks/README.md).
+# Up to this size handling a UTF-8 body (decoding and truncation) costs less than sending it
+# to a worker and its text back costs the event loop: batch mode handles it inline
+# (benchmarks/README.md, figures behind the code).
 INLINE_MAX_BYTES = 256 * 1024
 
 

@@ -17,7 +17,7 @@ from lxml import etree
 
 BLOCK_CHARS = 1_000_000  # a larger block is skipped: no page declares that much
 PAGE_CHARS = 2_000_000  # JSON-LD read per page, all blocks together
-REPAIR_CHARS = 20_000  # broken JSON-LD repaired per page (json-repair: ~1 ms per KB)
+REPAIR_CHARS = 20_000  # broken JSON-LD repaired per page (json-repair is slow per KB)
 MAX_BLOCKS = 64
 # Wrappers some CMSs put around the JSON: an HTML comment or a CDATA section.
 _WRAPPER = re.compile(r"^\s*(?://\s*)?(?:<!--|<!\[CDATA\[)|(?://\s*)?(?:-->|\]\]>)\s*$")

@@ -53,7 +53,7 @@ def _worker_registry(specs: tuple[str, ...]) -> HandlerRegistry:
             raise PipelineError(
                 "config", f"cannot start a handler worker with {list(specs)}: {exc}") from exc
         # The imports live as long as the worker: without this every full collection walks
-        # them all (measured: 8.1 -> 6.7 ms CPU per HTML page).
+        # them all, a cost per HTML page (benchmarks/README.md, figures behind the code).
         gc.freeze()
     return registry
 

@@ -8,7 +8,6 @@ shard of a sharded run (:mod:`pipeline.batch.shards.shard_run`).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -20,12 +19,12 @@ from typing import TYPE_CHECKING
 
 from handlers import HandlerRegistry
 from pipeline.batch.dedup import Deduplicator
-from pipeline.batch.engine import BatchEngine, Summary, calm_collector
+from pipeline.batch.engine import BatchEngine, EngineSettings, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
 from pipeline.batch.input.documents import in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
-from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
+from pipeline.batch.input.run_input import ExpandOptions, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
 from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
@@ -33,6 +32,8 @@ from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_don
 from pipeline.batch.output.sinks import stored_texts as stored_texts_jsonl
 from pipeline.batch.pool import ProcessRunner
 from pipeline.batch.progress import ProgressBar
+from pipeline.batch.run_plan import RunPlan
+from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -155,13 +156,13 @@ def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] 
     return deduplicator.mark
 
 
-def engine_settings(settings: Settings) -> Settings:
-    """The engine's settings: with ``--dedup``, records are written (and so marked) in input
+def engine_settings(settings: Settings) -> EngineSettings:
+    """The engine's slice: with ``--dedup``, records are written (and so marked) in input
     order, so the earliest line of two copies is the original whichever finishes first, and
     a stopped run leaves an input-order prefix for ``--resume``."""
-    if settings.dedup == "off" or settings.ordered:
-        return settings
-    return settings.model_copy(update={"ordered": True})
+    return EngineSettings(concurrency=settings.concurrency, per_host=settings.per_host,
+                          ordered=settings.ordered or settings.dedup != "off",
+                          caching=settings.cache_dir is not None)
 
 
 async def extract_items(items: Iterable[InputItem], open_output: Callable[[], RunOutput],
@@ -230,8 +231,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():
-                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
-                            summary = await engine.run(batches, stop)
+                        async with StreamScheduler(run_batches(items, expander)) as work:
+                            summary = await engine.run(work, stop)
                 finally:
                     undo()
                 if archive is not None:
@@ -241,36 +242,36 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
     if start_failures:
         raise start_failures[0]
     if expander is not None:
-        say(settings, expander.stats.describe(expander.options))
+        say(settings.quiet, expander.stats.describe(expander.options))
     return summary
 
 
-async def run_batch(args: argparse.Namespace, settings: Settings, *,
-                    fetcher: Fetcher | None = None) -> Summary:
-    """The plain batch command: ``args.run_input`` to ``args.output`` (stdout when None),
+async def run_batch(plan: RunPlan, *, fetcher: Fetcher | None = None) -> Summary:
+    """The plain batch command: ``plan.input`` to ``plan.output`` (stdout when None),
     checked beforehand by :func:`pipeline.batch.run_check.check_run`."""
+    settings, run_input, path = plan.settings, plan.input, plan.output
     registry = load_registry(settings)
-    run_input: RunInput = args.run_input
-    scope = run_input.credential_scope(settings)
+    scope = run_input.credential_scope(settings.credential_hosts)
     with contextlib.ExitStack() as cleanup:
         items = cleanup.enter_context(run_input.file_items())
         show = not settings.quiet and sys.stderr.isatty()
         progress = ProgressBar(run_input.count() if show else None, enabled=show)
         cleanup.callback(progress.close)
 
-        if settings.warc_out is not None and args.overwrite:
+        if settings.warc_out is not None and plan.overwrite:
             from pipeline.batch.output.warc_out import clear_warc_files
 
             clear_warc_files(settings.warc_out, PLAIN_STEM)
 
         def open_output() -> RunOutput:
-            done, dropped = scan_output(args.output) if args.resume else (None, 0)
-            sink = open_sink(args.output, append=args.resume)
-            if done is not None:
+            resumed = path if plan.resume else None  # checked: --resume has an output
+            done, dropped = scan_output(resumed) if resumed else (None, 0)
+            sink = open_sink(path, append=plan.resume)
+            if done is not None and resumed:
                 progress.shrink(len(done))  # what this run has left to do
                 if not settings.quiet:
-                    print(f"{PROG}: {resuming(args.output, done, dropped)}", file=sys.stderr)
-            return RunOutput(sink.write, sink.close, done, args.output)
+                    print(f"{PROG}: {resuming(resumed, done, dropped)}", file=sys.stderr)
+            return RunOutput(sink.write, sink.close, done, path)
 
         return await extract_items(naming(items, scope), open_output, settings,
                                    registry=registry, fetcher=fetcher,

@@ -8,45 +8,28 @@ extract_items`), so even a problem found only while those open costs the output 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from pipeline.batch.output.output_check import OutputTarget, check_output
 from pipeline.batch.output.parquet_sink import is_parquet
+from pipeline.batch.run_plan import RunPlan
 from pipeline.core.errors import PROG, UsageError
-from pipeline.core.settings import Settings
-
-RUN_MODES = ("plain", "shard", "processes", "ray")
 
 
-def run_mode(args: argparse.Namespace, settings: Settings) -> str:
-    """Which run the options ask for (one of :data:`RUN_MODES`), or a ``UsageError``."""
-    mode = "plain"
-    if args.engine == "ray":
-        mode = "ray"
-        if settings.processes > 1 or args.shard:
-            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
-    elif args.shards is not None or args.address is not None:
-        raise UsageError("--shards and --address go with --engine ray")
-    elif args.shard and settings.processes > 1:
-        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
-    elif args.shard:
-        mode = "shard"
-    elif settings.processes > 1:
-        mode = "processes"
-    if args.shards is not None and args.shards < 1:
-        raise UsageError("--shards must be at least 1")
-    if mode != "plain" and is_parquet(args.output):
+def check_mode(plan: RunPlan) -> None:
+    """A sharded run writes a directory of JSONL parts: its output says so."""
+    if not plan.sharded:
+        return
+    if is_parquet(plan.output):
         raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
                          f"{PROG} merge OUT_DIR -o OUT.parquet")
-    if mode != "plain" and not args.output:
-        raise UsageError(f"a sharded run ({'--shard' if mode == 'shard' else '--' + mode}) "
-                         "writes a directory: give -o OUT_DIR")
-    if mode != "plain" and looks_like_a_file(args.output):
-        raise UsageError(f"a sharded run writes a directory of parts, and {args.output} names "
-                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {args.output}")
-    return mode
+    if not plan.output:
+        flag = "--shard" if plan.mode == "shard" else f"--{plan.mode}"
+        raise UsageError(f"a sharded run ({flag}) writes a directory: give -o OUT_DIR")
+    if looks_like_a_file(plan.output):
+        raise UsageError(f"a sharded run writes a directory of parts, and {plan.output} names "
+                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {plan.output}")
 
 
 # Names a sharded run's directory should not have: they promise one file of records.
@@ -58,14 +41,8 @@ def looks_like_a_file(path: str) -> bool:
     return path.lower().endswith(FILE_SUFFIXES) and not os.path.exists(path)
 
 
-def output_target(mode: str, args: argparse.Namespace) -> OutputTarget:
-    if mode == "plain":
-        return OutputTarget(args.output)
-    if mode == "shard":
-        from pipeline.batch.shards.plan import parse_shard
-
-        return OutputTarget(args.output, directory=True, shard=parse_shard(args.shard))
-    return OutputTarget(args.output, directory=True)
+def output_target(plan: RunPlan) -> OutputTarget:
+    return OutputTarget(plan.output, directory=plan.sharded, shard=plan.shard)
 
 
 def check_input(path: str | None) -> None:
@@ -80,7 +57,7 @@ def check_input(path: str | None) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def check_config(settings: Settings) -> list[str]:
+def check_config(plan: RunPlan) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers, the compressor and the browser
     (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
@@ -91,6 +68,7 @@ def check_config(settings: Settings) -> list[str]:
     from pipeline.fetch.proxy import proxy_policy
     from pipeline.providers.registry import default_registry
 
+    settings = plan.settings
     load_registry(settings)
     NetworkPolicy.from_settings(settings)
     proxy_policy(settings)
@@ -110,9 +88,10 @@ def check_config(settings: Settings) -> list[str]:
     return resolution.chain
 
 
-def check_corpus(mode: str, settings: Settings) -> None:
+def check_corpus(plan: RunPlan) -> None:
     """``--dedup``, ``--drop-duplicates``, ``--lang`` and language detection: what they
     need (``UsageError``, ``PipelineError('config')``)."""
+    settings, mode = plan.settings, plan.mode
     if settings.languages and not settings.detect_lang:
         raise UsageError("--lang keeps languages it detects: drop --no-detect-lang")
     if settings.drop_duplicates and settings.dedup == "off":
@@ -131,51 +110,48 @@ def check_corpus(mode: str, settings: Settings) -> None:
         check_installed()
 
 
-def check_run(args: argparse.Namespace, settings: Settings, *,
-              injected_fetcher: bool = False) -> str:
-    """Every check of a batch run; returns its mode (:func:`run_mode`). Raises
-    ``UsageError`` or ``PipelineError('config')`` — before anything is opened."""
-    mode = run_mode(args, settings)
-    if injected_fetcher and mode in ("processes", "ray"):
+def check_run(plan: RunPlan, *, injected_fetcher: bool = False) -> None:
+    """Every check of a batch run. Raises ``UsageError`` or ``PipelineError('config')`` —
+    before anything is opened."""
+    settings, run_input = plan.settings, plan.input
+    check_mode(plan)
+    if injected_fetcher and plan.mode in ("processes", "ray"):
         raise UsageError("an injected fetcher works in this process only (no --processes, "
                          "no --engine ray)")
-    if args.run_input.format != "warc":  # its paths (directories too) were checked
-        check_input(args.urls)
-    check_output(output_target(mode, args), input_path=args.urls, resume=args.resume,
-                 overwrite=args.overwrite)
+    if run_input.format != "warc":  # its paths (directories too) were checked
+        check_input(run_input.path)
+    check_output(output_target(plan), input_path=run_input.path, resume=plan.resume,
+                 overwrite=plan.overwrite)
     if settings.warc_out is not None:
-        check_warc(mode, args, settings, injected_fetcher=injected_fetcher)
-    if args.run_input.format == "warc" and settings.render != "never":
+        check_warc(plan, injected_fetcher=injected_fetcher)
+    if run_input.format == "warc" and settings.render != "never":
         raise UsageError("--input-format warc makes no request, and a rendered page loads "
                          f"its scripts from the network: drop --render {settings.render}")
-    chain = check_config(settings)
-    if args.run_input.format == "warc" and chain != ["native"]:
+    chain = check_config(plan)
+    if run_input.format == "warc" and chain != ["native"]:
         raise UsageError("--input-format warc extracts with our own pipeline: drop "
                          f"--extract-backend/--backend ({', '.join(chain)})")
-    check_corpus(mode, settings)
-    return mode
+    check_corpus(plan)
 
 
-def check_warc(mode: str, args: argparse.Namespace, settings: Settings, *,
-               injected_fetcher: bool = False) -> None:
+def check_warc(plan: RunPlan, *, injected_fetcher: bool = False) -> None:
     """``--warc-out``: fastwarc installed, something to archive, and the directory's earlier
     files neither lost nor mixed in unasked."""
     from pipeline.batch.output.output_dir import part_stem
     from pipeline.batch.output.warc_out import check_warc_out, require_fastwarc
 
+    settings = plan.settings
     assert settings.warc_out is not None
     require_fastwarc("--warc-out")
-    if args.run_input.format == "warc":
+    if plan.input.format == "warc":
         raise UsageError("--warc-out archives the responses a run fetches; a run over WARC "
                          "input fetches none")
     if injected_fetcher:
         raise UsageError("--warc-out archives what our fetcher receives: not with an "
                          "injected fetcher")
     stem: str | None = None
-    if mode == "plain":
+    if plan.mode == "plain":
         stem = part_stem(0, 1)
-    elif mode == "shard":
-        from pipeline.batch.shards.plan import parse_shard
-
-        stem = part_stem(*parse_shard(args.shard))
-    check_warc_out(settings.warc_out, stem, resume=args.resume, overwrite=args.overwrite)
+    elif plan.shard is not None:
+        stem = part_stem(*plan.shard)
+    check_warc_out(settings.warc_out, stem, resume=plan.resume, overwrite=plan.overwrite)

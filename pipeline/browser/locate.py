@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.extras import install_hint
-from pipeline.core.settings import Settings
+from pipeline.core.slices import RenderSettings
 
 # The real binary first: Debian's /usr/bin/chromium is a shell script that adds its own
 # flags and Google API keys from /etc/chromium.d.
@@ -74,7 +74,7 @@ def find_browser(browser_path: str | None) -> str:
                         + f"): {INSTALL_HINT}")
 
 
-def check_rendering(settings: Settings) -> str:
+def check_rendering(settings: RenderSettings) -> str:
     """Every check of the render settings, before a run starts; returns the executable."""
     if settings.proxy or settings.trust_env:
         raise PipelineError("config", "--render does not go through --proxy/--trust-env: "

@@ -52,7 +52,7 @@ from pipeline.browser.processes import (
 from pipeline.browser.proxy import REFUSED_HEADER, PageBudget, PolicyProxy, Refused
 from pipeline.browser.settle import HOOKS, SETTLE
 from pipeline.core.errors import PipelineError
-from pipeline.core.settings import Settings
+from pipeline.core.slices import RenderSettings
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.cookies import Cookie
 from pipeline.fetch.credentials import Credentials, CredentialScope, same_host
@@ -347,7 +347,7 @@ class Renderer:
     the page's URL, and only while the page is on that URL's host).
     """
 
-    def __init__(self, settings: Settings, *, gate: HostGate | None = None,
+    def __init__(self, settings: RenderSettings, *, gate: HostGate | None = None,
                  resolver: AbstractResolver | None = None,
                  credential_scope: CredentialScope | None = None) -> None:
         self.settings = settings
@@ -356,7 +356,7 @@ class Renderer:
         self.executable = check_rendering(settings)
         self._inner_resolver = resolver
         self._resolver: PolicyResolver | None = None
-        self._credentials: tuple[Settings, Credentials | None] | None = None
+        self._credentials: tuple[RenderSettings, Credentials | None] | None = None
         self.credential_scope = credential_scope
         self._slots = asyncio.Semaphore(settings.render_concurrency)
         self._browser: _Browser | None = None

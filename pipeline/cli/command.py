@@ -29,6 +29,8 @@ from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pipeline.batch.engine import Summary
+    from pipeline.batch.input.run_input import RunInput
+    from pipeline.batch.run_plan import RunMode, RunPlan
     from pipeline.fetch.base import Fetcher
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -347,23 +349,56 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return load_settings(overrides, config_file=args.config, names=FLAG_OF)
 
 
-def _run(mode: str, args: argparse.Namespace, settings: Settings,
-         fetcher: Fetcher | None) -> Summary:
-    if mode == "ray":
+def plan_from_args(args: argparse.Namespace, run_input: RunInput,
+                   settings: Settings) -> RunPlan:
+    """The run the flags ask for (typed and frozen: nothing under :mod:`pipeline.batch` sees
+    the parsed flags), or a ``UsageError`` for flags that do not go together."""
+    from pipeline.batch.run_plan import RunPlan
+
+    mode = run_mode(args, settings)
+    shard = None
+    if mode == "shard":
+        from pipeline.batch.shards.plan import parse_shard
+
+        shard = parse_shard(args.shard)
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    return RunPlan(mode, run_input, settings, output=args.output, resume=args.resume,
+                   overwrite=args.overwrite, shard=shard, shards=args.shards,
+                   address=args.address)
+
+
+def run_mode(args: argparse.Namespace, settings: Settings) -> RunMode:
+    """Which run the flags ask for, or a ``UsageError``."""
+    if args.engine == "ray":
+        if settings.processes > 1 or args.shard:
+            raise UsageError("--engine ray runs every shard itself: drop --processes/--shard")
+        return "ray"
+    if args.shards is not None or args.address is not None:
+        raise UsageError("--shards and --address go with --engine ray")
+    if args.shard and settings.processes > 1:
+        raise UsageError("--shard K/N runs one shard in this process: drop --processes")
+    if args.shard:
+        return "shard"
+    return "processes" if settings.processes > 1 else "plain"
+
+
+def _run(plan: RunPlan, fetcher: Fetcher | None) -> Summary:
+    if plan.mode == "ray":
         from pipeline.batch.shards.ray_engine import run_ray
 
-        return run_ray(args, settings)
-    if mode == "processes":
+        return run_ray(plan)
+    if plan.mode == "processes":
         from pipeline.batch.shards.processes import run_processes
 
-        return run_processes(args, settings)
-    if mode == "shard":
+        return run_processes(plan)
+    if plan.mode == "shard":
         from pipeline.batch.shards.shard_run import run_one_shard
 
-        return run_one_shard(args, settings, fetcher=fetcher)
+        return run_one_shard(plan, fetcher=fetcher)
     from pipeline.batch.run import run_batch
 
-    return asyncio.run(run_batch(args, settings, fetcher=fetcher))
+    return asyncio.run(run_batch(plan, fetcher=fetcher))
 
 
 def _drop_stdout() -> None:
@@ -384,14 +419,15 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             args.output = None
         if args.resume and not args.output:
             raise UsageError("--resume needs -o OUT (the output to resume)")
-        args.run_input = input_from_args(args)
+        run_input = input_from_args(args)
         settings = settings_from_args(args)
         if args.input_note and not settings.quiet:  # the input's format, from its name
             print(f"{PROG}: {args.input_note}", file=sys.stderr)
         from pipeline.batch.run_check import check_run
 
-        mode = check_run(args, settings, injected_fetcher=fetcher is not None)
-        summary = _run(mode, args, settings, fetcher)  # opens things only now
+        plan = plan_from_args(args, run_input, settings)
+        check_run(plan, injected_fetcher=fetcher is not None)
+        summary = _run(plan, fetcher)  # opens things only now
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -414,32 +450,36 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         if not args.output:
             _drop_stdout()
         return EXIT_OUTPUT
-    return _report(mode, args, settings, summary)
+    return _report(plan, summary)
 
 
 def _resume_hint(args: argparse.Namespace | None) -> str:
     """How to go on after a stop (nothing was started yet when ``args`` is None)."""
-    if args is None:
-        return "nothing was written"
-    return ("run the same command with --resume to finish" if args.output
+    return "nothing was written" if args is None else _going_on(args.output)
+
+
+def _going_on(output: str | None) -> str:
+    """How to finish a run that wrote to ``output`` (None: stdout)."""
+    return ("run the same command with --resume to finish" if output
             else "use -o OUT.jsonl to be able to --resume")
 
 
-def _report(mode: str, args: argparse.Namespace, settings: Settings, summary: Summary) -> int:
+def _report(plan: RunPlan, summary: Summary) -> int:
     """The closing lines on stderr, and the exit status."""
+    settings = plan.settings
     if not settings.quiet:
         print(f"{PROG}: {summary.describe()}", file=sys.stderr)
     for failure in summary.failed:
         print(f"{PROG}: {failure}", file=sys.stderr)
     if summary.interrupted or summary.failed:
         what = "interrupted" if summary.interrupted else "not every shard finished"
-        print(f"{PROG}: {what}; finished records were written; {_resume_hint(args)}",
+        print(f"{PROG}: {what}; finished records were written; {_going_on(plan.output)}",
               file=sys.stderr)
         return EXIT_INTERRUPTED if summary.interrupted else EXIT_FAILED
-    if mode != "plain" and not settings.quiet:
-        parts = os.path.join(args.output, "part-*.jsonl")
+    if plan.sharded and plan.output and not settings.quiet:
+        parts = os.path.join(plan.output, "part-*.jsonl")
         print(f"{PROG}: records are in {parts}; one file in input order: "
-              f"{invoked_as()} merge {shlex.quote(args.output)} -o OUT.jsonl", file=sys.stderr)
+              f"{invoked_as()} merge {shlex.quote(plan.output)} -o OUT.jsonl", file=sys.stderr)
     return EXIT_OK
 
 

@@ -1,6 +1,6 @@
 """Checks for the request options a user sets: extra headers and the proxy URL.
 
-Used by :class:`pipeline.core.settings.Settings` validators, so a bad ``--header`` or ``--proxy`` is
+Used by :mod:`pipeline.core.settings`' validators, so a bad ``--header`` or ``--proxy`` is
 a ``config`` error before any work; kept free of heavy imports (the command line loads the
 settings before anything else).
 """

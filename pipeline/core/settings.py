@@ -207,6 +207,12 @@ class Settings(BaseModel):
         return check_proxy_url(value) if value else None
 
 
+def defaults() -> Settings:
+    """The documented defaults alone (no environment, no file): a part made without
+    settings."""
+    return Settings()
+
+
 def _from_environment(env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in Settings.model_fields:

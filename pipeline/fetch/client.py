@@ -23,7 +23,8 @@ from multidict import CIMultiDictProxy
 from yarl import URL
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.settings import Settings
+from pipeline.core.settings import defaults
+from pipeline.core.slices import FetchSettings
 from pipeline.fetch.archive import Exchange, ResponseArchive, Truncation
 from pipeline.fetch.base import FetchError, FetchResult, Validators
 from pipeline.fetch.credentials import (
@@ -125,7 +126,7 @@ class HttpFetcher:
     each on its own host; see :mod:`pipeline.fetch.credentials`).
     """
 
-    def __init__(self, settings: Settings | None = None, *,
+    def __init__(self, settings: FetchSettings | None = None, *,
                  early_reject: Callable[[str], bool] | None = None,
                  robots: bool | None = None,
                  resolver: AbstractResolver | None = None,
@@ -133,7 +134,7 @@ class HttpFetcher:
                  transport: Transport | None = None,
                  credential_scope: CredentialScope | None = None,
                  archive: ResponseArchive | None = None) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings or defaults()
         self._archive = archive
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type

@@ -29,7 +29,7 @@ from yarl import URL
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.request_options import CREDENTIAL_HEADERS
-from pipeline.core.settings import Settings
+from pipeline.core.slices import FetchSettings
 from pipeline.fetch.cookies import Cookie, CookieFile
 from pipeline.fetch.urls import parse_url
 
@@ -87,7 +87,7 @@ class Credentials:
         self._cookies = cookies
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Credentials | None:
+    def from_settings(cls, settings: FetchSettings) -> Credentials | None:
         """The credentials of ``--header`` and ``--cookie-file`` (None: there are none)."""
         _, secret = split_headers(settings.headers, settings.credential_headers)
         cookies = CookieFile.load(settings.cookie_file) if settings.cookie_file else None

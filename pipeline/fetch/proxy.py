@@ -28,7 +28,7 @@ from yarl import URL
 from pipeline.core.errors import PipelineError
 from pipeline.core.extras import install_hint
 from pipeline.core.request_options import check_proxy_url
-from pipeline.core.settings import Settings
+from pipeline.core.slices import FetchSettings
 from pipeline.fetch.base import FetchError
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.fetch.resolver import AddressBlocked, PolicyResolver
@@ -38,7 +38,7 @@ JUDGEMENT_TTL = 60.0  # seconds a target name's judgement is reused (the connect
 MAX_JUDGEMENTS = 4096
 
 
-def proxy_policy(settings: Settings) -> NetworkPolicy:
+def proxy_policy(settings: FetchSettings) -> NetworkPolicy:
     """The policy a proxy's own address must pass: the targets' one plus
     ``allow_proxy_net`` (cloud metadata addresses stay refused)."""
     return NetworkPolicy([*settings.allow_net, *settings.allow_proxy_net],
@@ -96,7 +96,7 @@ class ProxyRoutes:
     lookups of :meth:`check_target` and of the proxy's own name.
     """
 
-    def __init__(self, settings: Settings, policy: NetworkPolicy,
+    def __init__(self, settings: FetchSettings, policy: NetworkPolicy,
                  resolver: aiohttp.abc.AbstractResolver | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings

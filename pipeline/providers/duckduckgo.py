@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import site_query
 from pipeline.providers.http import HttpProvider, VendorError, join_url
@@ -76,7 +76,7 @@ class DuckDuckGoProvider(HttpProvider):
     base_url_env = "DUCKDUCKGO_BASE_URL"
     default_base_url = DEFAULT_BASE_URL
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         client_options.setdefault("status_causes", {403: REFUSED, 418: REFUSED})
         super().__init__(settings, env, **client_options)
 

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.common import dig
 from pipeline.providers.http import OwnsClient, VendorClient, VendorError, join_url
 
@@ -88,7 +88,7 @@ class FieldsModel(OwnsClient):
 
     name = "fields-model"
 
-    def __init__(self, *, model: str, base_url: str, settings: Settings,
+    def __init__(self, *, model: str, base_url: str, settings: VendorSettings,
                  api_key: str | None = None, timeout: float = 60.0,
                  token_param: str = "max_tokens", max_tokens: int = 1024,
                  **client_options: Any) -> None:

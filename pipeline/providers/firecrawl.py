@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.core.models import ExtractOptions, Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
@@ -48,7 +48,7 @@ class FirecrawlProvider(HttpProvider):
     default_base_url = DEFAULT_BASE_URL
     key_env = ("FIRECRAWL_API_KEY",)
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         super().__init__(settings, env, **client_options)
         self.self_hosted = bool(env_value(env, self.base_url_env))
         self.version = env_value(env, "FIRECRAWL_API_VERSION") or "v2"

@@ -20,7 +20,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from yarl import URL
 
 from pipeline.core.errors import PipelineError, sanitize_message
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.fetch.credentials import merge_headers
 from pipeline.fetch.failures import dns_retryable
 from pipeline.fetch.policy import NetworkPolicy
@@ -133,7 +133,7 @@ class VendorClient:
     caller closes it.
     """
 
-    def __init__(self, vendor: str, settings: Settings, *,
+    def __init__(self, vendor: str, settings: VendorSettings, *,
                  status_causes: Mapping[int, str] | None = None,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  max_body: int = MAX_VENDOR_BODY, total_timeout: float | None = None,
@@ -317,7 +317,7 @@ class HttpProvider(OwnsClient):
     default_base_url: str | None = None
     key_env: tuple[str, ...] = ()
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         self.policy = NetworkPolicy.from_settings(settings)  # for the pages vendors report
         self.http = VendorClient(self.name, settings, **client_options)
         # "" when neither is set: such a provider is not configured (is_configured says so)

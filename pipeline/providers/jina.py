@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.core.models import ExtractOptions, Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     dig,
@@ -47,7 +47,7 @@ class JinaProvider(HttpProvider):
     name = "jina"
     key_env = ("JINA_API_KEY",)
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         super().__init__(settings, env, **client_options)
         self.reader_url = env_value(env, "JINA_READER_URL") or DEFAULT_READER_URL
         self.search_url = env_value(env, "JINA_SEARCH_URL") or DEFAULT_SEARCH_URL

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
+from pipeline.core.slices import ModelSettings
 
 Capability = Literal["search", "extract"]
 CAPABILITIES: tuple[Capability, ...] = ("search", "extract")
@@ -101,7 +102,7 @@ AUTO_DETECT: dict[str, tuple[str, ...]] = {
 }
 
 
-def provider_env(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def provider_env(settings: ModelSettings, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Vendor variables: the config file's ``provider_env`` table under the environment."""
     return {**settings.provider_env, **(os.environ if env is None else env)}
 

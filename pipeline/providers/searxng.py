@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import rename_rows, results_list, site_query
 from pipeline.providers.http import HttpProvider, join_url
@@ -20,7 +20,7 @@ class SearxngProvider(HttpProvider):
     name = "searxng"
     base_url_env = "SEARXNG_URL"
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         client_options.setdefault("status_causes", {403: JSON_DISABLED})
         super().__init__(settings, env, **client_options)
 

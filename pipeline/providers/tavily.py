@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.core.models import ExtractOptions, Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import VendorSettings
 from pipeline.providers.base import SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
@@ -41,7 +41,7 @@ class TavilyProvider(HttpProvider):
     default_base_url = DEFAULT_BASE_URL
     key_env = ("TAVILY_API_KEY",)
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], **client_options: Any):
+    def __init__(self, settings: VendorSettings, env: Mapping[str, str], **client_options: Any):
         client_options.setdefault("status_causes", LIMIT_CAUSES)
         super().__init__(settings, env, **client_options)
 

@@ -23,7 +23,7 @@ from handlers.fields.candidates import TRUST, evidence_of
 from handlers.fields.values import on_page, squash
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import ModelSettings
 from pipeline.providers.fields_model import FieldsAsker, FieldsModel
 from pipeline.providers.registry import provider_env
 from pipeline.store.compress import CompressorConfig, split_text
@@ -138,7 +138,7 @@ async def fill_fields(record: Record, schema: dict[str, Any], client: FieldsAske
     return record.model_copy(update={"fields": fields, "fields_meta": meta})
 
 
-def fields_model_from_env(settings: Settings, env: Mapping[str, str] | None = None
+def fields_model_from_env(settings: ModelSettings, env: Mapping[str, str] | None = None
                           ) -> FieldsModel | None:
     """The model the compressor's variables name (None: no model configured), as an
     async context manager: close it after use."""

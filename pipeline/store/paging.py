@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from pipeline.core.markdown_cut import open_fence
 from pipeline.core.models import ExtractOptions, Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import TextSettings
 from pipeline.core.truncate import MARKER, truncate
 from pipeline.store.cache import TextCache, cache_keys
 
@@ -99,7 +99,7 @@ async def read_windows(
     return [page_record(found[key], offset, options.max_chars) for key in keys]
 
 
-def text_identity(settings: Settings, backends: Sequence[str]) -> dict[str, Any]:
+def text_identity(settings: TextSettings, backends: Sequence[str]) -> dict[str, Any]:
     """What besides URL and format changes an extracted text: the providers and the
     handler options. Part of every cache key."""
     identity: dict[str, Any] = {

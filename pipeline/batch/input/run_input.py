@@ -8,13 +8,12 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pipeline.batch.input.items import InputItem, line_item, open_input
 from pipeline.batch.input.tables import read_input
-from pipeline.core.settings import Settings
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalFiles, LocalSource
 
@@ -95,13 +94,13 @@ class RunInput:
             found["urls"] = list(self.given)
         return found
 
-    def credential_scope(self, settings: Settings) -> CredentialScope | None:
+    def credential_scope(self, credential_hosts: Sequence[str] = ()) -> CredentialScope | None:
         """Where the run's credentials may go: None (every URL, on its own host) without
-        sitemaps or feeds; else the roots' origins and ``settings.credential_hosts``, to
+        sitemaps or feeds; else the roots' origins and ``credential_hosts``, to
         which :func:`naming` adds the list's origins as it is read."""
         if not self.expand.roots:
             return None
-        return CredentialScope.of(settings.credential_hosts, self.expand.roots)
+        return CredentialScope.of(credential_hosts, self.expand.roots)
 
     def count(self) -> int | None:
         """Items in a regular file or the URL arguments with nothing to expand (one streamed

@@ -21,7 +21,7 @@ from pipeline.batch.input.items import InputItem, feed, feed_async
 from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.pool import ProcessRunner
 from pipeline.core.errors import PROG
-from pipeline.core.settings import Settings
+from pipeline.core.slices import ExpandSettings, FetchSettings
 from pipeline.fetch.archive import ResponseArchive
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
@@ -37,7 +37,7 @@ def rejects_document(media_type: str) -> bool:
     return media_type not in GZIP_TYPES and is_binary_media_type(media_type)
 
 
-def document_fetcher(settings: Settings, gate: HostGate | None = None,
+def document_fetcher(settings: FetchSettings, gate: HostGate | None = None,
                      credential_scope: CredentialScope | None = None,
                      archive: ResponseArchive | None = None) -> HttpFetcher:
     """The fetcher of sitemap and feed documents: the page fetcher's settings, policy,
@@ -47,12 +47,13 @@ def document_fetcher(settings: Settings, gate: HostGate | None = None,
                        credential_scope=credential_scope, archive=archive)
 
 
-def say(settings: Settings, message: str) -> None:
-    if not settings.quiet:
+def say(quiet: bool, message: str) -> None:
+    """``message`` on stderr, unless ``quiet``."""
+    if not quiet:
         print(f"{PROG}: {message}", file=sys.stderr)
 
 
-def all_items(run_input: RunInput, settings: Settings,
+def all_items(run_input: RunInput, settings: ExpandSettings,
               credential_scope: CredentialScope | None = None) -> Iterator[InputItem]:
     """Every item of ``run_input``, in this thread: the list's (named in
     ``credential_scope``), then the expanded ones."""
@@ -65,7 +66,7 @@ def all_items(run_input: RunInput, settings: Settings,
         yield from expanded(run_input.expand, settings, following, credential_scope)
 
 
-def expanded(options: ExpandOptions, settings: Settings, start: int,
+def expanded(options: ExpandOptions, settings: ExpandSettings, start: int,
              credential_scope: CredentialScope | None = None) -> Iterator[InputItem]:
     """The expanded items, numbered from ``start``, in this thread (a private event loop
     fetches the documents, a batch of items at a time)."""
@@ -84,7 +85,7 @@ def expanded(options: ExpandOptions, settings: Settings, start: int,
         stack.push_async_callback(items.aclose)
         while batch := loop.run_until_complete(_take(items, _SYNC_BATCH)):
             yield from batch
-        say(settings, expander.stats.describe(options))
+        say(settings.quiet, expander.stats.describe(options))
     finally:
         # a stop (KeyboardInterrupt) leaves a step half-way: ended before the walk is closed
         pending = asyncio.all_tasks(loop)

@@ -38,8 +38,8 @@ class JsonlSink:
     reader is gone) passes as it is.
 
     With ``background=True`` large records are written by a writer thread: the write system
-    call runs without the GIL, so on an event loop its kernel time (0.1–0.25 ms for a 100 KB
-    record on the benchmark machine) overlaps the loop's work instead of adding to it. Small
+    call runs without the GIL, so on an event loop its kernel time (benchmarks/README.md,
+    figures behind the code) overlaps the loop's work instead of adding to it. Small
     records are written at once unless the thread is still busy (records keep their order);
     a thread hand-off would cost them more than their write. At most
     :data:`QUEUED_RECORDS` wait, so a crash loses at most those too, and a slow disk holds

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from fastwarc.warc import WarcRecordType
 
 DEFAULT_MAX_BYTES = 1_000_000_000  # a file is closed once it holds this much (Common Crawl's ~1 GB)
-GZIP_LEVEL = 1  # 2.4x cheaper than level 6 for 40% more bytes (benchmarks/README.md)
+GZIP_LEVEL = 1  # far cheaper than level 6 for somewhat larger files (benchmarks/README.md)
 _SERIAL = re.compile(r"-(\d{5,})\.warc\.gz$")
 _SCAN_CHUNK = 1 << 20
 _REDACTED = "<redacted>"

@@ -11,7 +11,6 @@ them.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import multiprocessing
 import os
@@ -27,24 +26,23 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import load_items
-from pipeline.batch.input.run_input import RunInput
+from pipeline.batch.input.sources import say
 from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.run_plan import RunPlan
 from pipeline.batch.shards.plan import Spool
 from pipeline.batch.shards.shard_run import (
     ShardJob,
     note_warc_files,
     prepare,
     run_shard,
-    say,
     spooled,
 )
 from pipeline.core.errors import OutputError, PipelineError, UsageError
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
 
-# Linux: fork the shard processes, which then start with everything imported (-0.6 s of CPU
-# and -10% wall time for two shards of 20,000 small pages, benchmarks/README.md). This process
+# Linux: fork the shard processes, which then start with everything imported (less CPU and
+# wall time than spawn: benchmarks/README.md, figures behind the code). This process
 # forks before it starts any thread or event loop. Elsewhere fork is not safe (macOS system
 # frameworks): a fresh interpreter.
 START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
@@ -231,25 +229,26 @@ class _Driver:
         return out
 
 
-def run_processes(args: argparse.Namespace, settings: Settings) -> Summary:
+def run_processes(plan: RunPlan) -> Summary:
     """Run every shard not done yet, ``settings.processes`` at once (one each)."""
+    settings = plan.settings
     count = settings.processes
-    output = prepare(args, settings, count)
+    output = prepare(plan, count)
     started = time.monotonic()
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
     local = settings.model_copy(update={"processes": 1,
                                         "workers": max(1, settings.workers // count)})
     output.check_idle(output.pending())  # an earlier run's writer still running: refused
     already = output.done_records()
-    run_input: RunInput = args.run_input
-    scope = run_input.credential_scope(settings)
+    run_input = plan.input
+    scope = run_input.credential_scope(settings.credential_hosts)
     try:
-        with spooled(args, output, settings, scope) as spools:
+        with spooled(plan, output, scope) as spools:
             if (note := one_shard_note(spools)) is not None:
-                say(settings, note)
+                say(settings.quiet, note)
             jobs = {shard: (ShardJob(output, shard, local, run_input.local_files, scope), spool)
                     for shard, spool in spools.items()}
-            summary = _drive(jobs, local, started)
+            summary = _drive(jobs, local.quiet, started)
     finally:
         note_warc_files(output, settings)
     summary.skipped += already
@@ -267,7 +266,7 @@ def one_shard_note(spools: dict[int, Spool]) -> str | None:
             "(--processes pays on many hosts)")
 
 
-def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,
+def _drive(jobs: dict[int, tuple[ShardJob, Spool]], quiet: bool,
            started: float) -> Summary:
     spools = {shard: spool for shard, (_, spool) in jobs.items()}
     driver = _Driver(jobs)
@@ -276,7 +275,7 @@ def _drive(jobs: dict[int, tuple[ShardJob, Spool]], settings: Settings,
     progress = None
     try:
         driver.start()  # before the progress bar's thread (see START_METHOD)
-        show = not settings.quiet and sys.stderr.isatty()
+        show = not quiet and sys.stderr.isatty()
         progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
         driver.gather(progress)
     finally:

@@ -12,7 +12,6 @@ engine: ``ray`` is an optional extra.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
@@ -25,20 +24,20 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem, load_items
+from pipeline.batch.input.sources import say
 from pipeline.batch.progress import ProgressBar, combine
+from pipeline.batch.run_plan import RunPlan
 from pipeline.batch.shards.plan import count_lines
 from pipeline.batch.shards.shard_run import (
     ShardJob,
     note_warc_files,
     prepare,
     run_shard,
-    say,
     spooled,
     stop_signals_interrupt,
 )
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.extras import install_hint
-from pipeline.core.settings import Settings
 
 try:
     import ray
@@ -74,22 +73,23 @@ def _ray_session(address: str | None) -> Iterator[None]:
         ray.shutdown()
 
 
-def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
+def run_ray(plan: RunPlan) -> Summary:
     """Every shard not done yet as a Ray task; the summary of them all."""
-    with _ray_session(args.address):
+    settings = plan.settings
+    with _ray_session(plan.address):
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        shards = args.shards or (None if args.resume else SHARDS_PER_CPU * cpus)
-        output = prepare(args, settings, shards)
+        shards = plan.shards or (None if plan.resume else SHARDS_PER_CPU * cpus)
+        output = prepare(plan, shards)
         already = output.done_records()
         started = time.monotonic()
         # Each task has one CPU: one handler worker beside its event loop.
         local = settings.model_copy(update={"processes": 1, "workers": 1})
-        scope = args.run_input.credential_scope(settings)
-        with spooled(args, output, settings, scope) as spools:
+        scope = plan.input.credential_scope(settings.credential_hosts)
+        with spooled(plan, output, scope) as spools:
             show = not settings.quiet and sys.stderr.isatty()
             progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
             try:
-                tasks = _Tasks({shard: ShardJob(output, shard, local, args.run_input.local_files,
+                tasks = _Tasks({shard: ShardJob(output, shard, local, plan.input.local_files,
                                                 scope)
                                 for shard in spools},
                                {shard: spool.path for shard, spool in spools.items()}, progress)
@@ -102,7 +102,7 @@ def run_ray(args: argparse.Namespace, settings: Settings) -> Summary:
     summary = combine(tasks.summaries.values(), started)
     summary.skipped += already
     if tasks.kept:
-        say(settings, f"the stopped shards keep {tasks.kept} records in their .partial parts")
+        say(settings.quiet, f"the stopped shards keep {tasks.kept} records in their .partial parts")
     return summary
 
 

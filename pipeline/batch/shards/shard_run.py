@@ -9,7 +9,6 @@ the shards otherwise) clears the shard's files before it starts (:func:`prepare`
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import shutil
@@ -25,8 +24,7 @@ from typing import Any
 
 from pipeline.batch.engine import Summary
 from pipeline.batch.input.items import InputItem
-from pipeline.batch.input.run_input import RunInput
-from pipeline.batch.input.sources import all_items
+from pipeline.batch.input.sources import all_items, say
 from pipeline.batch.output.output_dir import (
     OutputDir,
     list_warc_files,
@@ -47,8 +45,9 @@ from pipeline.batch.run import (
     resuming,
     scan_output,
 )
-from pipeline.batch.shards.plan import Spool, parse_shard, shard_items, split_items
-from pipeline.core.errors import PROG, UsageError
+from pipeline.batch.run_plan import RunPlan
+from pipeline.batch.shards.plan import Spool, shard_items, split_items
+from pipeline.core.errors import UsageError
 from pipeline.core.settings import Settings
 from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
@@ -108,21 +107,21 @@ async def run_shard(job: ShardJob, items: Iterable[InputItem], *, fetcher: Fetch
     return summary
 
 
-def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
-            only: int | None = None) -> OutputDir:
+def prepare(plan: RunPlan, shards: int | None, only: int | None = None) -> OutputDir:
     """The output directory of a sharded run, checked (``--resume``) or cleared (the shards
     this run will do: ``only`` that one, or every one). ``shards`` None: the resumed run's
     count."""
+    settings, directory = plan.settings, plan.output
+    assert directory is not None  # checked: a sharded run writes a directory
     if shards is None:
-        found = read_manifest(Path(args.output)) if args.resume else None
+        found = read_manifest(Path(directory)) if plan.resume else None
         if found is None:
             raise UsageError("the number of shards is not known: give --shards N")
         shards = int(found["shards"])
-    run_input: RunInput = args.run_input
-    wanted = manifest(shards, args.urls, settings, run_input.identity())
-    output = open_output_dir(args.output, wanted, resume=args.resume,
-                             replacing=args.overwrite and only is None, shard=only)
-    if not args.resume:
+    wanted = manifest(shards, plan.input.path, settings, plan.input.identity())
+    output = open_output_dir(directory, wanted, resume=plan.resume,
+                             replacing=plan.overwrite and only is None, shard=only)
+    if not plan.resume:
         for shard in range(shards) if only is None else [only]:
             output.clear(shard)
             if settings.warc_out is not None:
@@ -131,7 +130,7 @@ def prepare(args: argparse.Namespace, settings: Settings, shards: int | None,
 
 
 @contextmanager
-def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings,
+def spooled(plan: RunPlan, output: OutputDir,
             credential_scope: CredentialScope | None = None) -> Iterator[dict[int, Spool]]:
     """The input read once (its sitemaps and feeds expanded; its origins named in
     ``credential_scope``) and split: the items of each shard not done yet, in spool files
@@ -142,7 +141,7 @@ def spooled(args: argparse.Namespace, output: OutputDir, settings: Settings,
     directory = Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=output.path))
     try:
         with stop_signals_interrupt():  # the walk of sitemaps may take a while
-            items = all_items(args.run_input, settings, credential_scope)
+            items = all_items(plan.input, plan.settings, credential_scope)
             spools = split_items(items, output.shards, output.pending(), directory)
         yield spools
     finally:
@@ -169,21 +168,16 @@ def stop_signals_interrupt() -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def say(settings: Settings, message: str) -> None:
-    if not settings.quiet:
-        print(f"{PROG}: {message}", file=sys.stderr)
-
-
-def run_one_shard(args: argparse.Namespace, settings: Settings, *,
-                  fetcher: Fetcher | None = None) -> Summary:
+def run_one_shard(plan: RunPlan, *, fetcher: Fetcher | None = None) -> Summary:
     """``--shard K/N``: this process reads the whole input and extracts shard K's items."""
-    shard, shards = parse_shard(args.shard)
-    output = prepare(args, settings, shards, only=shard)
-    run_input: RunInput = args.run_input
-    scope = run_input.credential_scope(settings)
+    assert plan.shard is not None
+    shard, shards = plan.shard
+    settings, run_input = plan.settings, plan.input
+    output = prepare(plan, shards, only=shard)
+    scope = run_input.credential_scope(settings.credential_hosts)
     job = ShardJob(output, shard, settings, run_input.local_files, scope)
     if output.is_done(shard):
-        say(settings, f"{job.name} is already done ({output.part(shard)})")
+        say(settings.quiet, f"{job.name} is already done ({output.part(shard)})")
         return Summary(skipped=output.read_marker(shard)["records"])
     show = not settings.quiet and sys.stderr.isatty()
     total = None
@@ -194,7 +188,7 @@ def run_one_shard(args: argparse.Namespace, settings: Settings, *,
 
     def resumed(done: DoneSet, dropped: int) -> None:
         progress.shrink(len(done))
-        say(settings, resuming(output.partial(shard), done, dropped))
+        say(settings.quiet, resuming(output.partial(shard), done, dropped))
 
     try:
         items = shard_items(all_items(run_input, settings, scope), shard, shards)

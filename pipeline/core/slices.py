@@ -1,0 +1,126 @@
+"""Slices of the settings: what each part of the pipeline reads of the settings, and nothing more.
+
+A part takes its slice, not the whole settings model (:mod:`pipeline.core.settings`): the type
+says which fields the part depends on, and mypy holds it to them. The slices here are
+read-only views (protocols) that a run's one settings object satisfies, so the composition
+root (the command line, a run, the library's entry) hands the same object down, uncopied;
+slices that are values of their own (:class:`~pipeline.batch.engine.EngineSettings`,
+``handlers.HandlerOptions``, ``pipeline.fetch.hosts.HostGate``) are made there, once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+
+class VendorSettings(Protocol):
+    """A vendor client's slice (:class:`pipeline.providers.http.VendorClient` and the
+    providers built on it)."""
+
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def retries(self) -> int: ...
+    @property
+    def retry_after_cap(self) -> float: ...
+    @property
+    def user_agent(self) -> str: ...
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def read_timeout(self) -> float: ...
+    @property
+    def proxy(self) -> str | None: ...
+    @property
+    def trust_env(self) -> bool: ...
+
+
+class FetchSettings(VendorSettings, Protocol):
+    """The fetcher's slice (:class:`pipeline.fetch.client.HttpFetcher`): the vendor client's
+    timeouts, retries and proxy, and the fetcher's limits, address policy, headers and
+    credentials."""
+
+    @property
+    def per_host(self) -> int: ...
+    @property
+    def rate(self) -> float: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def max_redirects(self) -> int: ...
+    @property
+    def head(self) -> bool: ...
+    @property
+    def head_trust(self) -> int: ...
+    @property
+    def robots(self) -> bool: ...
+    @property
+    def allow_net(self) -> list[str]: ...
+    @property
+    def allow_private(self) -> bool: ...
+    @property
+    def allow_proxy_net(self) -> list[str]: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+    @property
+    def cookie_file(self) -> str | None: ...
+    @property
+    def credential_headers(self) -> list[str]: ...
+
+
+class RenderSettings(FetchSettings, Protocol):
+    """The browser renderer's slice (:mod:`pipeline.browser`): the fetcher's limits, which
+    every request of a rendered page keeps, and the browser's own."""
+
+    @property
+    def render_concurrency(self) -> int: ...
+    @property
+    def browser_path(self) -> str | None: ...
+    @property
+    def render_wait(self) -> float: ...
+    @property
+    def render_max_bytes(self) -> int: ...
+    @property
+    def render_restart_pages(self) -> int: ...
+    @property
+    def render_max_memory_mb(self) -> int: ...
+
+
+class ModelSettings(VendorSettings, Protocol):
+    """A model endpoint's client (the fields model, the compressor's): the vendor client's
+    slice and the vendor keys of the config file."""
+
+    @property
+    def provider_env(self) -> dict[str, str]: ...
+
+
+class ExpandSettings(FetchSettings, Protocol):
+    """Walking sitemaps and feeds on a private loop (:func:`pipeline.batch.input.sources.
+    expanded`): the fetcher's slice, the document parser's time limit, and whether to report."""
+
+    @property
+    def handler_timeout(self) -> float: ...
+    @property
+    def quiet(self) -> bool: ...
+
+
+class TextSettings(Protocol):
+    """What decides the text a page gives, beyond its bytes (the cache key's identity,
+    :func:`pipeline.store.paging.text_identity`)."""
+
+    @property
+    def handlers(self) -> list[str]: ...
+    @property
+    def pdf_max_pages(self) -> int: ...
+    @property
+    def include_comments(self) -> bool: ...
+    @property
+    def structured_raw(self) -> bool: ...
+    @property
+    def html_extractor(self) -> Literal["builtin", "readability"]: ...
+    @property
+    def render(self) -> Literal["never", "auto", "always"]: ...
+    @property
+    def fields_schema(self) -> str | None: ...
