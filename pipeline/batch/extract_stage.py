@@ -33,7 +33,7 @@ from pipeline.store.cache import cache_for
 from pipeline.store.paging import FULL_TEXT_CHARS
 
 if TYPE_CHECKING:
-    from pipeline.store.compress import CompressorConfig
+    from pipeline.providers.compressor import CompressorConfig
 
 Extract = Callable[[str], Awaitable[Record]]
 
@@ -53,7 +53,8 @@ def compressor_config(settings: Settings) -> CompressorConfig | None:
     none is configured or its variables are invalid."""
     if not settings.compress:
         return None
-    from pipeline.store.compress import CompressorConfig  # only a compressing run pays its imports
+    # only a compressing run pays its imports
+    from pipeline.providers.compressor import CompressorConfig
 
     config = CompressorConfig.from_env(provider_env(settings))
     if config is None:
@@ -74,7 +75,8 @@ async def batch_extract(settings: Settings, native: Any, *,
         extract: Extract
         compressor = None
         if (config := compressor_config(settings)) is not None:
-            from pipeline.store.compress import OpenAICompressor, compressing
+            from pipeline.providers.compressor import OpenAICompressor
+            from pipeline.store.compress import compressing
 
             compressor = await stack.enter_async_context(OpenAICompressor(config, settings))
         extractor = open_extractor(settings, registry=_with_native(native, registry))

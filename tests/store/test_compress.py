@@ -11,14 +11,9 @@ from pipeline.agent.kernel import web_extract
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
+from pipeline.providers.compressor import CompressorConfig, OpenAICompressor, split_text
 from pipeline.providers.fake import FakeExtractProvider
-from pipeline.store.compress import (
-    CompressorConfig,
-    FakeCompressor,
-    OpenAICompressor,
-    compress_record,
-    split_text,
-)
+from pipeline.store.compress import FakeCompressor, compress_record
 from tests.fetch.conftest import serve_app
 from tests.support.scripted_server import ScriptedServer, reply_json
 
@@ -220,7 +215,7 @@ async def test_kernel_compress_without_compressor_warns(monkeypatch):
 
 
 def test_compressor_from_config_file_table():
-    from pipeline.store.compress import compressor_from_env
+    from pipeline.providers.compressor import compressor_from_env
 
     settings = Settings(provider_env={"PIPELINE_COMPRESS_MODEL": "local-model",
                                       "PIPELINE_COMPRESS_BASE_URL": "http://127.0.0.1:9/v1"})
