@@ -65,6 +65,10 @@ class ProviderChain:
                 self._open[name] = provider
             return self._open[name]
 
+    async def provider(self, name: str) -> Any:
+        """The provider ``name`` of this chain, built and opened on first use."""
+        return await self._provider(name, dict(self.links)[name])
+
     async def call(self, fn: Callable[[str, Any], Awaitable[T]],
                    warnings: list[str] | None = None) -> tuple[str, T]:
         """``fn(name, provider)`` on each live provider until one succeeds; returns the name
