@@ -102,9 +102,10 @@ class Reader:
 
     async def read_one(self, url: str, *, max_chars: int) -> Record:
         """The record for one URL as given: held to the policy, read, staged; a refused URL
-        or a failure of the whole chain is that URL's error record."""
+        or a failure of the whole chain is that URL's error record. Our own extractor checks
+        what it fetches itself (and reads stored WARC records by their locator)."""
         try:
-            target = check_page_url(url, self.policy)
+            target = url if self._native is not None else check_page_url(url, self.policy)
             [record] = await self.read([target], max_chars=max_chars)
         except PipelineError as exc:
             return Record.failure(url, exc.to_info())

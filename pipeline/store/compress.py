@@ -1,30 +1,24 @@
-"""The compressor stage: an LLM summary of long page content, fail closed.
+"""Compressing one record: an LLM summary of long page content, fail closed.
 
 :class:`Compressor` is the port; :class:`~pipeline.providers.compressor.OpenAICompressor`
-calls any OpenAI-compatible ``/chat/completions`` endpoint; :class:`FakeCompressor` is for
-tests. The stage runs only
-when a compressor is configured and the content is at least ``settings.compress_floor``
-characters; a failure turns that record into a ``compress`` error (no uncompressed fallback).
-
-The model's client and its configuration (environment variables) are in
-:mod:`pipeline.providers.compressor`.
-The whole stage of one URL — waiting for a model slot, every piece, retry and combining call
-— has ``settings.compress_deadline`` seconds; its time is counted in the record's
-``elapsed_ms``.
+calls any OpenAI-compatible ``/chat/completions`` endpoint (its configuration is described
+there); :class:`FakeCompressor` is for tests. The compress stage
+(:mod:`pipeline.read.stages`) runs :func:`compress_record` only when a compressor is
+configured, on content of at least ``settings.compress_floor`` characters; a failure turns
+that record into a ``compress`` error (no uncompressed fallback). The whole stage of one URL
+— waiting for a model slot, every piece, retry and combining call — has
+``settings.compress_deadline`` seconds; its time is counted in the record's ``elapsed_ms``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ErrorInfo, Record
-from pipeline.core.settings import Settings
 from pipeline.core.truncate import truncate
-from pipeline.providers.compressor import compressor_from_env
 
 
 @runtime_checkable
@@ -104,40 +98,3 @@ def _not_a_summary(summary: object) -> ErrorInfo | None:
     if not summary.strip():
         return ErrorInfo(kind="compress", message="compressor returned an empty summary")
     return None
-
-
-def compressing(extract: Callable[[str], Awaitable[Record]], compressor: Compressor,
-                settings: Settings) -> Callable[[str], Awaitable[Record]]:
-    """Wrap the batch engine's ``extract(url) -> Record`` with the compressor stage
-    (``--compress``: floor, instruction and ``max_chars`` from ``settings``)."""
-    async def run(url: str) -> Record:
-        return await compress_record(await extract(url), compressor,
-                                     floor=settings.compress_floor,
-                                     instruction=settings.instruction,
-                                     max_chars=settings.max_chars,
-                                     deadline=settings.compress_deadline)
-
-    return run
-
-
-async def compress_records(records: Sequence[Record], compressor: Compressor | None,
-                           settings: Settings, *, instruction: str | None, max_chars: int,
-                           warnings: list[str]) -> list[Record]:
-    """Run the stage over a list of records. Without an injected or configured compressor
-    nothing changes and a warning says so."""
-    owned = None
-    if compressor is None:
-        compressor = owned = compressor_from_env(settings)
-        if compressor is None:
-            warnings.append("compression requested but no compressor is configured "
-                            "(set PIPELINE_COMPRESS_MODEL)")
-            return list(records)
-    try:
-        return list(await asyncio.gather(*(
-            compress_record(record, compressor, floor=settings.compress_floor,
-                            instruction=instruction, max_chars=max_chars,
-                            deadline=settings.compress_deadline)
-            for record in records)))
-    finally:
-        if owned is not None:
-            await owned.aclose()
