@@ -264,6 +264,7 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                       registry: Registry | None = None,
                       compressor: Any = None,
                       render: str | None = None, schema: Any = None,
+                      fields_model: bool | None = None,
                       runtime: SharedRuntime | None = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order (a single URL may be passed as a
     string). ``settings`` carries every limit and switch, by the batch flags' names
@@ -276,7 +277,9 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     ``always``) overrides ``settings.render`` for this call (a headless browser, extra
     ``[browser]``). ``schema`` (a built-in name, a JSON Schema dict or JSON text, a pydantic
     model class) gives each record ``fields`` and ``fields_meta`` (docs/fields.md); one
-    that is not valid JSON Schema is an ``invalid_request``. Never raises for failures: a bad
+    that is not valid JSON Schema is an ``invalid_request``. ``fields_model`` (default:
+    ``settings.fields_model``) lets a model fill the fields the page's readers left null
+    (the compressor's endpoint; docs/fields.md). Never raises for failures: a bad
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
     ``ok=False`` and one failed record per URL. ``runtime`` (a
     :class:`~pipeline.agent.runtime.SharedRuntime`) shares one fetcher, cache and single
@@ -303,6 +306,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
             settings = settings.model_copy(update={"render": args.render})
         if args.schema_ is not None:
             settings = settings.model_copy(update={"fields_schema": args.schema_})
+        if fields_model is not None:
+            settings = settings.model_copy(update={"fields_model": fields_model})
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
         policy = NetworkPolicy.from_settings(settings)  # literal addresses: before any provider

@@ -165,10 +165,62 @@ def compress_stage(context: StageContext) -> Stage | None:
     return CompressStage(compressor, context, owned=True)
 
 
-# The registry, in the order stages run: language before the compressor (a filtered record
-# costs no model call). One line per stage.
+# --------------------------------------------------------------------------- fields model
+
+class FieldsStage:
+    """``--fields-model``: a model fills the fields the page's own readers left null
+    (:func:`pipeline.store.fields_fill.fill_fields`); a model that fails leaves them and says
+    so in ``fields_meta.llm``. Opens and closes its model client."""
+
+    name = "fields"
+
+    def __init__(self, client: Any, schema: dict[str, Any], deadline: float) -> None:
+        self.client = client
+        self.schema = schema
+        self.deadline = deadline
+
+    async def __aenter__(self) -> FieldsStage:
+        await self.client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.client.__aexit__(*exc_info)
+
+    async def apply(self, record: Record) -> Record:
+        from pipeline.store.fields_fill import fill_fields
+
+        return await fill_fields(record, self.schema, self.client, deadline=self.deadline)
+
+
+def fields_stage(context: StageContext) -> Stage | None:
+    settings = context.settings
+    if not settings.fields_model:
+        return None
+    from pipeline.core.field_schemas import load_schema, schema_text
+    from pipeline.store.fields_fill import fields_model_from_env
+
+    problem = None
+    if settings.fields_schema is None:
+        problem = "--fields-model needs --schema (the fields to fill)"
+    elif (client := fields_model_from_env(settings)) is None:
+        problem = ("--fields-model needs a model: set PIPELINE_COMPRESS_MODEL (and its base "
+                   "URL/key)")
+    if problem is not None:
+        if context.strict:
+            raise PipelineError("config", problem)
+        context.warnings.append(problem)
+        return None
+    schema = load_schema(schema_text(settings.fields_schema))
+    # the model's time per URL is bounded like the compressor's (--compress-deadline)
+    return FieldsStage(client, schema, settings.compress_deadline)
+
+
+# The registry, in the order stages run: language first (a filtered record costs no model
+# call), the fields model before the compressor (which replaces the content). One line per
+# stage.
 STAGES: list[StageSpec] = [
     StageSpec("language", language_stage),
+    StageSpec("fields", fields_stage),
     StageSpec("compress", compress_stage),
 ]
 
