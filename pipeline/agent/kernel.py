@@ -327,7 +327,9 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                 reading = _runtime_for(settings, runtime, stack)
                 await stack.enter_async_context(extractor)
                 warnings.extend(extractor.chain.warnings)
-                context = StageContext(settings, foreign=True, max_chars=options.max_chars,
+                # as in the batch: records not from our own handlers may lack a language
+                foreign = extractor.chain.names != ["native"] or reading.cache.enabled
+                context = StageContext(settings, foreign=foreign, max_chars=options.max_chars,
                                        compress=want, instruction=args.instruction
                                        or settings.instruction, compressor=compressor,
                                        warnings=warnings)

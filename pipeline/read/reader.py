@@ -121,8 +121,14 @@ class Reader:
         flight_keys = {f"{key}:{self.budget}": (key, url)  # a budget is part of the text
                        for key, url in zip(keys, urls, strict=True)}
         if self._native is not None:
+            gate = asyncio.Semaphore(self.settings.concurrency)  # a call's pages at once
+
+            async def one(key: str, url: str) -> Record:
+                async with gate:
+                    return await self._native_full(key, url)
+
             found = await asyncio.gather(*(
-                self.runtime.flights.run(fkey, functools.partial(self._native_full, key, url))
+                self.runtime.flights.run(fkey, functools.partial(one, key, url))
                 for fkey, (key, url) in flight_keys.items()))
             fulls = dict(zip(flight_keys, found, strict=True))
         else:
