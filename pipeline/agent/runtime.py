@@ -34,6 +34,7 @@ from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.providers.registry import Registry, default_registry
 from pipeline.read.reader import ReadRuntime
+from pipeline.store.cache import TextCache
 
 if TYPE_CHECKING:
     from pipeline.browser.renderer import Renderer
@@ -53,7 +54,8 @@ class SharedRuntime:
                                     credential_scope=CredentialScope.of(
                                         settings.credential_hosts))
         self._renderer: Renderer | None = None  # when a browser can be found (extra 'browser')
-        self.reading = ReadRuntime.open(settings)
+        # the cache opens with the context (a server built but never run holds no file)
+        self.reading = ReadRuntime(TextCache(None))
         self._open = False
         base = registry or default_registry()
         self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
@@ -95,11 +97,17 @@ class SharedRuntime:
         self._renderer = await renderer.__aenter__()
 
     async def __aenter__(self) -> SharedRuntime:
-        await self._fetcher.__aenter__()
+        self.reading = ReadRuntime.open(self.settings)
+        try:
+            await self._fetcher.__aenter__()
+        except BaseException:
+            self.reading.close()
+            raise
         try:
             await self._open_renderer()
         except BaseException:
             await self._fetcher.__aexit__(None, None, None)
+            self.reading.close()
             raise
         self._open = True
         return self
