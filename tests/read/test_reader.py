@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.core.errors import PipelineError
 from pipeline.core.models import ErrorInfo, ExtractOptions, Record
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import MARKER
@@ -88,3 +89,21 @@ def test_a_registered_stage_is_built_after_the_others(monkeypatch):
     monkeypatch.setattr(stages, "STAGES", [*stages.STAGES, StageSpec("scrub", lambda c: scrubber)])
     context = StageContext(Settings(languages=["en"]), foreign=True, max_chars=1000)
     assert [stage.name for stage in build_stages(context)] == ["language", "scrub"]
+
+
+async def test_one_url_is_held_to_the_policy_and_a_failed_chain_is_its_record(tmp_path):
+    vendor = FakeVendor()
+    async with reader(vendor, ReadRuntime(TextCache(None))) as read:
+        record = await read.read_one(" https://A.example ", max_chars=500)
+        blocked = await read.read_one("http://127.0.0.1/", max_chars=500)
+    assert record.ok and record.url == " https://A.example "
+    assert blocked.error is not None and blocked.error.kind == "blocked"
+    assert vendor.calls == [(["https://a.example/"], "markdown", FULL_TEXT_CHARS)]
+
+    class Down(FakeVendor):
+        async def extract(self, urls, options):
+            raise PipelineError("provider", "down: HTTP 500")
+
+    async with reader(Down(), ReadRuntime(TextCache(None))) as read:
+        failed = await read.read_one("https://a.example/", max_chars=500)
+    assert failed.url == "https://a.example/" and failed.error.kind == "provider"
