@@ -75,6 +75,7 @@ class Reader:
         self.warnings = warnings
         self.served_by: str | None = None
         self._cache = runtime.cache if storing else None
+        self._nothing = TextCache(None)  # stores nothing: a caller's opaque provider
         self._identity = text_identity(settings, extractor.chain.names)
         self._native: Any = None
         self._stack = contextlib.AsyncExitStack()
@@ -170,22 +171,13 @@ class Reader:
     async def _vendor_full(self, batch: list[str],
                            flight_keys: Mapping[str, tuple[str, str]]) -> dict[str, Record]:
         """A vendor chain: fresh stored pages, the rest with ONE call to the chain."""
-        cache = self._cache
-        wanted = {fkey: flight_keys[fkey] for fkey in batch}
-        stored: dict[str, Record] = {}
-        if cache is not None and cache.enabled:
-            stored = await asyncio.to_thread(cache.get_many_sync,
-                                             [key for key, _ in wanted.values()])
-        found = {fkey: stored[key].model_copy(update={"cache": "hit"})
-                 for fkey, (key, _) in wanted.items() if key in stored}
-        todo = [fkey for fkey in batch if fkey not in found]
-        if todo:
-            options = ExtractOptions(format=self.format, max_chars=self.budget)
-            loaded = await self.extractor.extract([wanted[f][1] for f in todo], options,
-                                                  self.warnings)
-            self.served_by = self.extractor.served_by
-            found.update(zip(todo, loaded, strict=True))
-            keep = [(wanted[f][0], found[f]) for f in todo if found[f].ok]
-            if keep and cache is not None and cache.enabled:  # before answering: next read hits
-                await asyncio.to_thread(cache.put_many_sync, keep)
-        return found
+        cache = self._cache if self._cache is not None else self._nothing
+        wanted = {flight_keys[fkey][0]: flight_keys[fkey][1] for fkey in batch}
+        found = await cache.fill_many(wanted, self._vendor_extract)
+        return {fkey: found[flight_keys[fkey][0]] for fkey in batch}
+
+    async def _vendor_extract(self, urls: list[str]) -> list[Record]:
+        options = ExtractOptions(format=self.format, max_chars=self.budget)
+        records = await self.extractor.extract(urls, options, self.warnings)
+        self.served_by = self.extractor.served_by
+        return records

@@ -478,21 +478,36 @@ class TextCache:
         provider is still called once per batch. Exceptions from ``loader`` reach every
         caller waiting on its keys."""
         async def fill(keys: list[str]) -> dict[str, Record]:
-            found = await asyncio.to_thread(self.get_many_sync, keys) if self._db else {}
-            found = {key: record.model_copy(update={"cache": "hit"})
-                     for key, record in found.items()}
-            todo = [key for key in keys if key not in found]
-            if todo:
-                loaded = list(await loader([wanted[key] for key in todo]))
-                if len(loaded) != len(todo):
-                    raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
-                found.update(zip(todo, loaded, strict=True))
-            keep = [(key, found[key]) for key in todo if store(found[key])]
-            if keep and self._db is not None:  # before answering: a caller's next read hits
-                await asyncio.to_thread(self.put_many_sync, keep)
-            return found
+            return await self.fill_many({key: wanted[key] for key in keys}, loader, store=store)
 
         return await self._flights.run_many(list(wanted), fill)
+
+
+    async def fill_many(
+        self,
+        wanted: Mapping[str, T],
+        loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
+        *,
+        store: Callable[[Record], bool] = _succeeded,
+    ) -> dict[str, Record]:
+        """A record for every key of ``wanted``: fresh stored ones (marked ``hit``), the
+        rest from ONE ``loader(items)`` call, stored when ``store`` says so before this
+        returns (a caller's next read hits). No single flight here: callers that share
+        loads wrap this in one (:meth:`get_or_load_many`, the reader)."""
+        keys = list(wanted)
+        found = await asyncio.to_thread(self.get_many_sync, keys) if self._db else {}
+        found = {key: record.model_copy(update={"cache": "hit"})
+                 for key, record in found.items()}
+        todo = [key for key in keys if key not in found]
+        if todo:
+            loaded = list(await loader([wanted[key] for key in todo]))
+            if len(loaded) != len(todo):
+                raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
+            found.update(zip(todo, loaded, strict=True))
+        keep = [(key, found[key]) for key in todo if store(found[key])]
+        if keep and self._db is not None:
+            await asyncio.to_thread(self.put_many_sync, keep)
+        return found
 
 
 def open_cache(settings: Settings, *, batch: bool = False) -> TextCache:
