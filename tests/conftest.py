@@ -3,7 +3,6 @@ directory, and no test sees another's pages); aioresponses is fitted to this aio
 
 import pytest
 
-from pipeline.store import cache
 from tests.support.aioresponses_compat import fit_aioresponses_to_aiohttp
 from tests.support.scripted_server import ScriptedServer
 
@@ -18,10 +17,6 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _private_cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    yield
-    for instance in cache._shared.values():
-        instance.close()
-    cache._shared.clear()
 
 
 @pytest.fixture

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import math
 import re
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -50,8 +51,12 @@ from pipeline.providers.base import SearchOptions, TimeRange
 from pipeline.providers.chain import open_chain, open_extractor
 from pipeline.providers.common import check_page_url, check_url
 from pipeline.providers.registry import Registry
-from pipeline.store.cache import cache_for
-from pipeline.store.paging import read_windows, text_identity
+from pipeline.read.reader import Reader, ReadRuntime
+from pipeline.read.stages import StageContext, build_stages
+from pipeline.store.paging import FULL_TEXT_CHARS
+
+if TYPE_CHECKING:
+    from pipeline.agent.runtime import SharedRuntime
 
 log = logging.getLogger("pipeline.agent.kernel")
 T = TypeVar("T")
@@ -147,6 +152,17 @@ def _failure_info(exc: BaseException) -> ErrorInfo:
         return exc.to_info()
     log.exception("unexpected failure in the kernel")
     return ErrorInfo(kind="provider", message=f"internal error: {type(exc).__name__}")
+
+
+def _runtime_for(settings: Settings, runtime: SharedRuntime | None,
+                 stack: contextlib.AsyncExitStack) -> ReadRuntime:
+    """The caller's runtime when its cache is the one ``settings`` describe, else one for
+    this call (closed with ``stack``)."""
+    if runtime is not None and runtime.reads_like(settings):
+        return runtime.reading
+    own = ReadRuntime.open(settings)
+    stack.callback(own.close)
+    return own
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -247,7 +263,9 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
                       offset: int = 0, settings: Settings | None = None,
                       registry: Registry | None = None,
                       compressor: Any = None,
-                      render: str | None = None, schema: Any = None) -> ExtractResponse:
+                      render: str | None = None, schema: Any = None,
+                      fields_model: bool | None = None,
+                      runtime: SharedRuntime | None = None) -> ExtractResponse:
     """Read pages: one record per URL, in input order (a single URL may be passed as a
     string). ``settings`` carries every limit and switch, by the batch flags' names
     (``--allow-net 127.0.0.1/32`` is ``Settings(allow_net=["127.0.0.1/32"])``, ``--allow-private``
@@ -259,9 +277,15 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
     ``always``) overrides ``settings.render`` for this call (a headless browser, extra
     ``[browser]``). ``schema`` (a built-in name, a JSON Schema dict or JSON text, a pydantic
     model class) gives each record ``fields`` and ``fields_meta`` (docs/fields.md); one
-    that is not valid JSON Schema is an ``invalid_request``. Never raises for failures: a bad
+    that is not valid JSON Schema is an ``invalid_request``. ``fields_model`` (default:
+    ``settings.fields_model``) lets a model fill the fields the page's readers left null
+    (the compressor's endpoint; docs/fields.md). Never raises for failures: a bad
     request gives ``ok=False`` and no records; a provider chain that fails entirely gives
-    ``ok=False`` and one failed record per URL."""
+    ``ok=False`` and one failed record per URL. ``runtime`` (a
+    :class:`~pipeline.agent.runtime.SharedRuntime`) shares one fetcher, cache and single
+    flight among calls; its registry serves when ``registry`` is not given."""
+    if runtime is not None and registry is None:
+        registry = runtime.registry
     try:
         # model_validate: the caller's loose types (a bare URL string, a tuple) are checked there
         args = ExtractArgs.model_validate(dict(
@@ -282,6 +306,8 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
             settings = settings.model_copy(update={"render": args.render})
         if args.schema_ is not None:
             settings = settings.model_copy(update={"fields_schema": args.schema_})
+        if fields_model is not None:
+            settings = settings.model_copy(update={"fields_model": fields_model})
         options = ExtractOptions(format=args.format or settings.format,
                                  max_chars=args.max_chars or settings.max_chars)
         policy = NetworkPolicy.from_settings(settings)  # literal addresses: before any provider
@@ -295,30 +321,32 @@ async def web_extract(urls: Sequence[str] | str, *, format: OutputFormat | None 
         targets = list(originals)  # each distinct URL is read (and compressed) once
         served_by = None
         if targets:
+            want = args.compress if args.compress is not None else settings.compress
             extractor = open_extractor(settings, backend=backend, registry=registry)
-            async with extractor:
+            async with contextlib.AsyncExitStack() as stack:
+                reading = _runtime_for(settings, runtime, stack)
+                await stack.enter_async_context(extractor)
                 warnings.extend(extractor.chain.warnings)
+                # as in the batch: records not from our own handlers may lack a language
+                foreign = extractor.chain.names != ["native"] or reading.cache.enabled
+                context = StageContext(settings, foreign=foreign, max_chars=options.max_chars,
+                                       compress=want, instruction=args.instruction
+                                       or settings.instruction, compressor=compressor,
+                                       warnings=warnings)
+                # a caller's own provider object is opaque: its texts are not cached
+                reader = await stack.enter_async_context(Reader(
+                    extractor, reading, settings, format=options.format,
+                    budget=FULL_TEXT_CHARS, stages=build_stages(context),
+                    storing=extractor.chain.owned, warnings=warnings))
                 try:
-                    records = await read_windows(
-                        lambda batch, full: extractor.extract(batch, full, warnings),
-                        targets, options, offset=args.offset,
-                        # a caller's own provider object is opaque: its texts are not cached
-                        cache=cache_for(settings if extractor.chain.owned
-                                        else settings.model_copy(update={"cache": False})),
-                        identity=text_identity(settings, extractor.chain.names))
+                    records = await reader.read(targets, max_chars=options.max_chars,
+                                                offset=args.offset)
                 except PipelineError as exc:
                     failed = [by_url.get(url) or Record.failure(url, exc.to_info())
                               for url in args.urls]
                     return ExtractResponse(ok=False, records=failed, warnings=warnings,
                                            error=exc.to_info())
-            served_by = extractor.served_by or "cache"
-            want = args.compress if args.compress is not None else settings.compress
-            if want:
-                from pipeline.store.compress import compress_records
-
-                records = await compress_records(
-                    records, compressor, settings, max_chars=options.max_chars,
-                    instruction=args.instruction or settings.instruction, warnings=warnings)
+                served_by = reader.served_by or "cache"
             for target, record in zip(targets, records, strict=True):
                 by_url.update(dict.fromkeys(originals[target], record))
     except Exception as exc:  # cancellation and Ctrl-C are BaseExceptions: they pass

@@ -94,13 +94,13 @@ def build_server(
 def web_server(settings: Settings, *, untrusted: bool = True) -> Server[Any]:
     """The server of ``python -m pipeline mcp``: ``web_search`` and ``web_extract`` with
     ``settings``, every call fetching through the server's one
-    :class:`~pipeline.agent.shared_fetch.SharedFetcher` (per-host limits, rate, pauses and
+    :class:`~pipeline.agent.runtime.SharedRuntime` (per-host limits, rate, pauses and
     robots.txt are the server's, not each call's)."""
-    from pipeline.agent.shared_fetch import SharedFetcher
+    from pipeline.agent.runtime import SharedRuntime
     from pipeline.agent.tools import web_tools
 
-    shared = SharedFetcher(settings)
-    return build_server(web_tools(shared.registry), settings, untrusted=untrusted,
+    shared = SharedRuntime(settings)
+    return build_server(web_tools(runtime=shared), settings, untrusted=untrusted,
                         holds=[shared])
 
 

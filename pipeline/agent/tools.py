@@ -34,6 +34,7 @@ from pipeline.core.models import ExtractResponse, SearchResponse
 from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from pipeline.agent.runtime import SharedRuntime
     from pipeline.providers.registry import Registry
 
 Flavor = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
@@ -246,10 +247,13 @@ EXTRACT_DESCRIPTION = (
 _HIDDEN = ("backend", "settings", "compress", "instruction")
 
 
-def web_tools(registry: Registry | None = None) -> list[ToolSpec]:
+def web_tools(registry: Registry | None = None, *,
+              runtime: SharedRuntime | None = None) -> list[ToolSpec]:
     """The ``web_search`` and ``web_extract`` tools, running the library's kernel with
-    ``registry``'s providers (default: the process-wide registry; a
-    :class:`~pipeline.agent.shared_fetch.SharedFetcher`'s shares one fetcher among calls)."""
+    ``registry``'s providers (default: the runtime's, else the process-wide registry); a
+    :class:`~pipeline.agent.runtime.SharedRuntime` shares one fetcher, cache and single
+    flight among calls."""
+    registry = registry if registry is not None or runtime is None else runtime.registry
     from pipeline.agent import (
         kernel as web,  # here, not at the top: keeps `import pipeline.agent.tools` light
     )
@@ -262,7 +266,8 @@ def web_tools(registry: Registry | None = None) -> list[ToolSpec]:
         ceiling = (settings or load_settings()).max_chars
         # The operator's budget is a ceiling: a model may ask for less, never for more.
         fields["max_chars"] = min(fields.get("max_chars") or ceiling, ceiling)
-        return await web.web_extract(**fields, settings=settings, registry=registry)
+        return await web.web_extract(**fields, settings=settings, registry=registry,
+                                     runtime=runtime)
 
     return [
         ToolSpec("web_search", SEARCH_DESCRIPTION, web.SearchArgs, search, _hidden(web.SearchArgs)),

@@ -31,6 +31,7 @@ from pipeline.batch.output.sinks import DoneSet
 from pipeline.batch.scheduler import Scheduler
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
+from pipeline.core.single_flight import SingleFlight
 
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
@@ -192,31 +193,16 @@ class BatchEngine:
         self._on_record = on_record
         self._mark = mark
         self._grace = grace
-        self._inflight: dict[str, asyncio.Future[Record]] = {}
+        self._flights: SingleFlight[str, Record] = SingleFlight()
         self._recent: OrderedDict[str, Record] = OrderedDict()
         self._slots: deque[_OutputPlace] = deque()
         self.summary = Summary(caching=settings.caching)
 
-    async def _fetch_once(self, url: str) -> Record:
+    async def _extract_once(self, url: str) -> Record:
         """The record for ``url``, extracting it only if not in flight or recently done."""
         if (recent := self._recent.get(url)) is not None:
             return recent
-        if (running := self._inflight.get(url)) is not None:
-            return await asyncio.shield(running)
-        future: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
-        self._inflight[url] = future
-        try:
-            record = await self._extract(url)
-        except Exception as exc:  # the duplicates waiting on it fail the same way
-            future.set_exception(exc)
-            future.exception()  # retrieved: nobody else may be waiting
-            raise
-        except BaseException:
-            future.cancel()
-            raise
-        finally:
-            del self._inflight[url]
-        future.set_result(record)
+        record = await self._flights.run(url, lambda: self._extract(url))
         self._recent[url] = record
         if len(self._recent) > DEDUP_WINDOW:
             self._recent.popitem(last=False)
@@ -230,7 +216,7 @@ class BatchEngine:
             record = await self._extract(line.locator)
             return record.model_copy(update={"url": line.url, "index": line.index,
                                              **(line.extra or {})})
-        record = await self._fetch_once(line.url)
+        record = await self._extract_once(line.url)
         return record.model_copy(update={"index": line.index, **(line.extra or {})})
 
     def _emit(self, record: Record) -> None:

@@ -1,27 +1,22 @@
-"""The batch command's view of providers and the compressor: one ``extract(url) -> Record``
-callable for :class:`pipeline.batch.engine.BatchEngine`, honouring ``--extract-backend`` /
-``backend`` (with failover), ``--cache DIR`` (with revalidation when the extraction is
-our own: :mod:`pipeline.batch.cached`), ``--lang`` (:mod:`pipeline.batch.language_filter`)
-and ``--compress``.
-
-When the selection is just our own pipeline and nothing is compressed, the engine gets the
-native extractor's own ``extract_one`` (no extra layer on the hot path).
+"""The batch command's reader: one ``extract(url) -> Record`` callable for
+:class:`pipeline.batch.engine.BatchEngine`, the library's way of a URL
+(:mod:`pipeline.read.reader`) with the run's own native extractor (process-pool runner),
+``--extract-backend`` (with failover), ``--cache DIR`` (revalidating), ``--lang`` and
+``--compress`` (:data:`pipeline.read.stages.STAGES`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pipeline.batch.cached import cached_extract, revalidating_extract
-from pipeline.batch.language_filter import language_filtered
 from pipeline.core.errors import PipelineError
-from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.models import Record
 from pipeline.core.settings import Settings
-from pipeline.fetch.policy import NetworkPolicy
-from pipeline.providers.chain import one_url_extract, open_extractor
+from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import (
     EXTRACT,
     ProviderSpec,
@@ -29,11 +24,12 @@ from pipeline.providers.registry import (
     default_registry,
     provider_env,
 )
-from pipeline.store.cache import cache_for
+from pipeline.read.reader import Reader, ReadRuntime
+from pipeline.read.stages import StageContext, build_stages
 from pipeline.store.paging import FULL_TEXT_CHARS
 
 if TYPE_CHECKING:
-    from pipeline.store.compress import CompressorConfig
+    from pipeline.providers.compressor import CompressorConfig
 
 Extract = Callable[[str], Awaitable[Record]]
 
@@ -53,7 +49,8 @@ def compressor_config(settings: Settings) -> CompressorConfig | None:
     none is configured or its variables are invalid."""
     if not settings.compress:
         return None
-    from pipeline.store.compress import CompressorConfig  # only a compressing run pays its imports
+    # only a compressing run pays its imports
+    from pipeline.providers.compressor import CompressorConfig
 
     config = CompressorConfig.from_env(provider_env(settings))
     if config is None:
@@ -65,38 +62,27 @@ def compressor_config(settings: Settings) -> CompressorConfig | None:
 @contextlib.asynccontextmanager
 async def batch_extract(settings: Settings, native: Any, *,
                         registry: Registry | None = None) -> AsyncIterator[Extract]:
-    """Open everything the batch needs and yield its ``extract(url)``; closes it all on exit.
+    """Open the run's reader (:class:`pipeline.read.reader.Reader`) and yield its
+    ``extract(url)``; closes it all on exit.
 
     Raises ``PipelineError('config')`` before any work for an unknown/incapable provider name
     or for ``compress`` without a configured compressor.
     """
+    compressor_config(settings)  # the config error first, before anything opens
+    extractor = open_extractor(settings, registry=_with_native(native, registry))
+    names = extractor.chain.names
+    runtime = ReadRuntime.open(settings, batch=True)
+    # --cache DIR keeps whole pages, so a later run can cut them to its own budget
+    budget = FULL_TEXT_CHARS if runtime.cache.enabled else settings.max_chars
+    context = StageContext(settings, foreign=runtime.cache.enabled or names != ["native"],
+                           max_chars=settings.max_chars, compress=settings.compress,
+                           instruction=settings.instruction, strict=True)
     async with contextlib.AsyncExitStack() as stack:
-        extract: Extract
-        compressor = None
-        if (config := compressor_config(settings)) is not None:
-            from pipeline.store.compress import OpenAICompressor, compressing
-
-            compressor = await stack.enter_async_context(OpenAICompressor(config, settings))
-        extractor = open_extractor(settings, registry=_with_native(native, registry))
-        cache = cache_for(settings, batch=True)
-        # --cache DIR keeps whole pages, so a later run can cut them to its own budget
-        budget = FULL_TEXT_CHARS if cache.enabled else settings.max_chars
-        if extractor.chain.names == ["native"]:
-            opened = await stack.enter_async_context(native)
-            extract = opened.extract_one
-            if cache.enabled:  # revalidation needs our own fetcher's conditional requests
-                extract = revalidating_extract(opened, cache, settings, backends=["native"])
-        else:
-            if not settings.quiet:  # pages going to a vendor may cost money: say so
-                print(f"extract-pipeline: extracting with {' → '.join(extractor.chain.names)}",
-                      file=sys.stderr)
-            await stack.enter_async_context(extractor)
-            options = ExtractOptions(format=settings.format, max_chars=budget)
-            extract = one_url_extract(extractor, options, NetworkPolicy.from_settings(settings))
-            if cache.enabled:
-                extract = cached_extract(extract, cache, settings, backends=extractor.chain.names)
-        # our handlers detect the language themselves; records from elsewhere are labelled here
-        foreign = cache.enabled or extractor.chain.names != ["native"]
-        if settings.languages or (settings.detect_lang and foreign):
-            extract = language_filtered(extract, settings)  # before paying the compressor
-        yield compressing(extract, compressor, settings) if compressor is not None else extract
+        stack.callback(runtime.close)
+        await stack.enter_async_context(extractor)
+        if names != ["native"] and not settings.quiet:  # a vendor may cost money: say so
+            print(f"extract-pipeline: extracting with {' → '.join(names)}", file=sys.stderr)
+        reader = await stack.enter_async_context(Reader(
+            extractor, runtime, settings, format=settings.format, budget=budget,
+            stages=build_stages(context)))
+        yield functools.partial(reader.read_one, max_chars=settings.max_chars)

@@ -121,6 +121,9 @@ class Settings(BaseModel):
     fields_schema: str | None = Field(
         None, description="fill each record's fields by this schema: product, article, "
         "recipe, event, job or a JSON Schema file (docs/fields.md)")
+    fields_model: bool = Field(
+        False, description="fill the fields the page's own readers left null with a model "
+        "(the compressor's endpoint variables; needs fields_schema)")
     html_extractor: Literal["builtin", "readability"] = Field(
         "builtin", description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")

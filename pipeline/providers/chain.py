@@ -4,8 +4,8 @@
 built and opened once, on first use, and closed when the chain closes. A provider failure
 (an exception, not an empty result) hands the call to the next provider; a provider that
 failed fatally (bad key, no credit, misconfiguration) is skipped for the rest of the chain's
-life. :class:`ChainExtractor` wraps a chain as one :class:`ExtractProvider`, and
-:func:`one_url_extract` adapts it to the batch engine's one-URL call (``--extract-backend``).
+life. :class:`ChainExtractor` wraps a chain as one :class:`ExtractProvider` (the reader,
+:mod:`pipeline.read.reader`, reads through it).
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.settings import Settings
 from pipeline.core.truncate import truncate
-from pipeline.fetch.policy import NetworkPolicy
-from pipeline.providers.common import check_page_url
 from pipeline.providers.registry import Capability, Registry, default_registry
 
 log = logging.getLogger("pipeline.providers")
@@ -64,6 +62,10 @@ class ProviderChain:
                     provider = entered if entered is not None else provider
                 self._open[name] = provider
             return self._open[name]
+
+    async def provider(self, name: str) -> Any:
+        """The provider ``name`` of this chain, built and opened on first use."""
+        return await self._provider(name, dict(self.links)[name])
 
     async def call(self, fn: Callable[[str, Any], Awaitable[T]],
                    warnings: list[str] | None = None) -> tuple[str, T]:
@@ -169,19 +171,3 @@ def open_extractor(settings: Settings, *, backend: Any = None,
     """The extract provider the settings select (``--extract-backend`` in the batch
     command), with failover; use it as an async context manager."""
     return ChainExtractor(open_chain("extract", settings, backend=backend, registry=registry))
-
-
-def one_url_extract(extractor: Any, options: ExtractOptions,
-                    policy: NetworkPolicy) -> Callable[[str], Awaitable[Record]]:
-    """Adapt an extract provider (e.g. :func:`open_extractor`'s) to the batch engine's
-    ``extract(url) -> Record``: the URL is held to the safety policy first, and a failure of
-    the whole chain becomes that URL's error record instead of an exception."""
-    async def extract(url: str) -> Record:
-        try:
-            target = check_page_url(url, policy)
-            records: list[Record] = await extractor.extract([target], options)
-        except PipelineError as exc:
-            return Record.failure(url, exc.to_info())
-        return records[0].model_copy(update={"url": url})
-
-    return extract

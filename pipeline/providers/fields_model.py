@@ -1,5 +1,5 @@
 """A model that reads fields from text: JSON from an OpenAI-compatible
-``/chat/completions`` endpoint (the compressor's settings, :mod:`pipeline.store.compress`).
+``/chat/completions`` endpoint (the compressor's settings, :mod:`pipeline.providers.compressor`).
 
 Structured output is tried as a strict ``json_schema`` response format, then
 ``json_object``, then plain text with the JSON read out of it; an endpoint that refuses a

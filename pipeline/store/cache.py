@@ -10,8 +10,8 @@ degrades to "no cache" with one warning. Only a failed integrity check means cor
 is then moved aside and a new one started): a database busy in another process is waited for
 a while, then this run goes without it (or skips the one query), and a valid read-only
 database is read, never written. SQLite runs in WAL mode so several processes can share one
-directory; every query is small and runs in a worker thread. Concurrent identical requests
-inside one process are loaded once (single flight).
+directory; every query is small and runs in a worker thread. :meth:`TextCache.get_or_load`
+loads concurrent identical requests once (:mod:`pipeline.core.single_flight`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
+from pipeline.core.single_flight import SingleFlight
 from pipeline.fetch.base import Validators
 
 log = logging.getLogger(__name__)
@@ -193,11 +194,10 @@ class TextCache:
         self._busy_timeout = busy_timeout
         self._warned_busy = False
         self._lock = threading.Lock()
-        self._inflight: dict[str, asyncio.Future[Record]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()  # strong refs to running loads
+        self._flights: SingleFlight[str, Record] = SingleFlight()
         self._db: sqlite3.Connection | None = None
         self.path: Path | None = None
-        if directory is not None and ttl > 0 and max_bytes > 0:
+        if directory is not None and ttl >= 0 and max_bytes > 0:
             self.path = Path(directory) / DB_NAME
             self._db = self._open(self.path)
 
@@ -477,82 +477,50 @@ class TextCache:
         rest with ONE ``loader(items)`` call (one record per item, in order) — so a batch
         provider is still called once per batch. Exceptions from ``loader`` reach every
         caller waiting on its keys."""
-        loop = asyncio.get_running_loop()
-        futures: dict[str, asyncio.Future[Record]] = {}
-        mine: dict[str, asyncio.Future[Record]] = {}
-        for key in wanted:
-            running = self._inflight.get(key)
-            if running is not None and running.get_loop() is loop:
-                futures[key] = running
-            else:
-                futures[key] = mine[key] = self._inflight[key] = loop.create_future()
-        if mine:
-            task = loop.create_task(self._fill(mine, wanted, loader, store))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        keys = list(futures)
-        records = await asyncio.shield(asyncio.gather(*(futures[k] for k in keys)))
-        return dict(zip(keys, records, strict=True))
+        async def fill(keys: list[str]) -> dict[str, Record]:
+            return await self.fill_many({key: wanted[key] for key in keys}, loader, store=store)
 
-    async def _fill(
+        return await self._flights.run_many(list(wanted), fill)
+
+
+    async def fill_many(
         self,
-        futures: dict[str, asyncio.Future[Record]],
         wanted: Mapping[str, T],
         loader: Callable[[list[T]], Awaitable[Sequence[Record]]],
-        store: Callable[[Record], bool],
-    ) -> None:
-        try:
-            found = await asyncio.to_thread(self.get_many_sync, list(futures)) if self._db else {}
-            found = {key: record.model_copy(update={"cache": "hit"})
-                     for key, record in found.items()}
-            todo = [key for key in futures if key not in found]
-            if todo:
-                loaded = list(await loader([wanted[key] for key in todo]))
-                if len(loaded) != len(todo):
-                    raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
-                found.update(zip(todo, loaded, strict=True))
-            keep = [(key, found[key]) for key in todo if store(found[key])]
-            if keep and self._db is not None:  # before answering: a caller's next read hits
-                await asyncio.to_thread(self.put_many_sync, keep)
-            for key, future in futures.items():
-                if not future.done():
-                    future.set_result(found[key])
-        except BaseException as exc:
-            for future in futures.values():
-                if future.done():
-                    continue
-                if isinstance(exc, asyncio.CancelledError):
-                    future.cancel()
-                else:
-                    future.set_exception(exc)
-                    future.exception()  # retrieved here: no "never retrieved" noise
-            if not isinstance(exc, Exception):
-                raise
-        finally:
-            for key, future in futures.items():
-                if self._inflight.get(key) is future:
-                    del self._inflight[key]
+        *,
+        store: Callable[[Record], bool] = _succeeded,
+    ) -> dict[str, Record]:
+        """A record for every key of ``wanted``: fresh stored ones (marked ``hit``), the
+        rest from ONE ``loader(items)`` call, stored when ``store`` says so before this
+        returns (a caller's next read hits). No single flight here: callers that share
+        loads wrap this in one (:meth:`get_or_load_many`, the reader)."""
+        keys = list(wanted)
+        found = await asyncio.to_thread(self.get_many_sync, keys) if self._db else {}
+        found = {key: record.model_copy(update={"cache": "hit"})
+                 for key, record in found.items()}
+        todo = [key for key in keys if key not in found]
+        if todo:
+            loaded = list(await loader([wanted[key] for key in todo]))
+            if len(loaded) != len(todo):
+                raise RuntimeError(f"loader returned {len(loaded)} records for {len(todo)}")
+            found.update(zip(todo, loaded, strict=True))
+        keep = [(key, found[key]) for key in todo if store(found[key])]
+        if keep and self._db is not None:
+            await asyncio.to_thread(self.put_many_sync, keep)
+        return found
 
 
-_shared: dict[tuple[str, float, int], TextCache] = {}
-
-
-def cache_for(settings: Settings, *, batch: bool = False) -> TextCache:
-    """The process-wide cache these settings describe (one instance per directory, so single
-    flight spans every caller). The library and MCP server use ``cache_dir`` or the default
-    directory unless ``cache`` is off; the batch command (``batch=True``) only an explicit
-    ``cache_dir`` (``--cache DIR``)."""
+def open_cache(settings: Settings, *, batch: bool = False) -> TextCache:
+    """A cache as these settings describe it, for the caller to own and close (there is no
+    process-wide one: the runtime or a long-lived caller keeps it). The library and MCP
+    server use ``cache_dir`` or the default directory unless ``cache`` is off; the batch
+    command (``batch=True``) only an explicit ``cache_dir`` (``--cache DIR``). A TTL of 0
+    keeps pages but revalidates each read."""
     if batch:
         directory = settings.cache_dir
     else:
         directory = (settings.cache_dir or str(default_cache_dir())) if settings.cache else None
     max_bytes = settings.cache_max_mb * 1024 * 1024
-    if directory is None or settings.cache_ttl <= 0 or max_bytes <= 0:
-        ident: tuple[str, float, int] = ("", 0.0, 0)  # storing nothing, still single flight
-    else:
-        ident = (str(Path(directory).expanduser().resolve()), settings.cache_ttl, max_bytes)
-    cache = _shared.get(ident)
-    if cache is None:
-        where = ident[0] or None
-        cache = _shared[ident] = TextCache(where, ttl=settings.cache_ttl, max_bytes=max_bytes)
-    return cache
+    if directory is None or max_bytes <= 0:
+        return TextCache(None)
+    return TextCache(Path(directory).expanduser(), ttl=settings.cache_ttl, max_bytes=max_bytes)

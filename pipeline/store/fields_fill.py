@@ -24,9 +24,9 @@ from handlers.fields.values import on_page, squash
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
 from pipeline.core.slices import ModelSettings
+from pipeline.providers.compressor import CompressorConfig, split_text
 from pipeline.providers.fields_model import FieldsAsker, FieldsModel
 from pipeline.providers.registry import provider_env
-from pipeline.store.compress import CompressorConfig, split_text
 
 CHUNK_CHARS = 24_000  # content per model call
 OVERLAP_CHARS = 1_000  # repeated from the chunk before: a value cut in two is read whole

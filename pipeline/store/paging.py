@@ -7,14 +7,13 @@ the same rules as :func:`pipeline.core.truncate.truncate`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from pipeline.core.markdown_cut import open_fence
-from pipeline.core.models import ExtractOptions, Record
+from pipeline.core.models import Record
 from pipeline.core.slices import TextSettings
 from pipeline.core.truncate import MARKER, truncate
-from pipeline.store.cache import TextCache, cache_keys
 
 
 class Window(NamedTuple):
@@ -67,36 +66,6 @@ def page_record(full: Record, offset: int, max_chars: int) -> Record:
 # The budget a full text is extracted with before it is cached and windowed; the byte cap
 # on responses bounds it in practice.
 FULL_TEXT_CHARS = 10_000_000
-
-ExtractCall = Callable[[list[str], ExtractOptions], Awaitable[Sequence[Record]]]
-
-
-async def read_windows(
-    extract: ExtractCall,
-    urls: Sequence[str],
-    options: ExtractOptions,
-    *,
-    offset: int = 0,
-    cache: TextCache,
-    identity: Mapping[str, Any] | None = None,
-) -> list[Record]:
-    """One record per URL (distinct URLs expected): the window at ``offset`` of each page's
-    full text, ``options.max_chars`` long. Full texts come from ``cache`` when fresh; the
-    misses are extracted with ONE ``extract(urls, options)`` call at the full-text budget
-    and cached (successes only); without a storing cache every call extracts. ``identity``
-    names what else changes the text (provider chain, handlers) so it keys the cache too."""
-    full = options.model_copy(update={"max_chars": FULL_TEXT_CHARS})
-    if not cache.enabled:  # nothing to share across calls: skip the keys and the futures
-        records = list(await extract(list(urls), full))
-        return [page_record(record, offset, options.max_chars) for record in records]
-    keys = dict(zip(cache_keys(urls, format=options.format, **dict(identity or {})), urls,
-                    strict=True))
-
-    async def load(batch: list[str]) -> Sequence[Record]:
-        return await extract(batch, full)
-
-    found = await cache.get_or_load_many(keys, load)
-    return [page_record(found[key], offset, options.max_chars) for key in keys]
 
 
 def text_identity(settings: TextSettings, backends: Sequence[str]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The MCP server's calls share one politeness budget per host (its ``SharedFetcher``)."""
+"""The MCP server's calls share one politeness budget per host (its ``SharedRuntime``)."""
 
 from __future__ import annotations
 

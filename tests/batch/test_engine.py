@@ -195,7 +195,7 @@ async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
         fetcher.release.set()
         await asyncio.wait_for(running, 10)
     assert [r.index for r in written] == list(range(200))
-    assert engine._inflight == {} and len(engine._recent) <= 256
+    assert engine._flights.pending == 0 and len(engine._recent) <= 256
 
 
 async def test_an_extract_bug_still_gives_every_line_a_record():

@@ -1,4 +1,4 @@
-"""The batch command's extract callable: native fast path, vendors with failover, compress."""
+"""The batch command's extract callable: our own extractor, vendors with failover, compress."""
 
 import pytest
 
@@ -13,7 +13,7 @@ URL = "https://a.example/"
 
 
 class FakeNative(FakeExtractProvider):
-    """Stands in for NativeExtractor: an async context manager with ``extract_one``."""
+    """Stands in for NativeExtractor: an async context manager with ``extract_validated``."""
 
     def __init__(self):
         super().__init__({URL: "native text " * 10}, name="native")
@@ -26,8 +26,9 @@ class FakeNative(FakeExtractProvider):
     async def __aexit__(self, *exc):
         self.exited += 1
 
-    async def extract_one(self, url):
-        return Record(url=url, ok=True, content="native one", chars=10, handler="html")
+    async def extract_validated(self, url, *, format=None, max_chars=None, cached=None):
+        record = Record(url=url, ok=True, content="native one", chars=10, handler="html")
+        return record, None
 
 
 def registry(vendor):
@@ -35,7 +36,7 @@ def registry(vendor):
                      ProviderSpec("vendor", BOTH, lambda s, e: vendor)], auto_detect={})
 
 
-async def test_native_only_uses_extract_one_directly():
+async def test_native_only_reads_through_our_own_extractor():
     native = FakeNative()
     async with batch_extract(Settings(), native, registry=registry(None)) as extract:
         record = await extract(URL)

@@ -1,10 +1,10 @@
-"""A long-lived caller (the MCP server's ``SharedFetcher``) keeps one browser for its life:
+"""A long-lived caller (the MCP server's ``SharedRuntime``) keeps one browser for its life:
 calls that render share it, whether the server or the call chose to render."""
 
 from __future__ import annotations
 
 from pipeline.agent.kernel import web_extract
-from pipeline.agent.shared_fetch import SharedFetcher
+from pipeline.agent.runtime import SharedRuntime
 from pipeline.core.settings import Settings
 from tests.support.pages import html_site, serve
 
@@ -18,7 +18,7 @@ setTimeout(() => { document.getElementById('root').innerHTML =
 async def test_calls_that_render_share_one_browser(chromium):
     settings = Settings(allow_net=["127.0.0.1/32"], render="never", cache=False, head=False,
                         rate=1000, timeout=30, render_wait=5.0)
-    async with serve(html_site(SHELL)) as base, SharedFetcher(settings) as shared:
+    async with serve(html_site(SHELL)) as base, SharedRuntime(settings) as shared:
         assert shared.renderer is not None and shared.renderer.launches == 0  # none yet
         answers = [await web_extract([f"{base}/a{n}", f"{base}/b{n}"], render="always",
                                      settings=settings, registry=shared.registry)

@@ -7,7 +7,6 @@ import pytest
 
 from handlers import HandlerContext, HandlerOptions
 from handlers.text import handler as text_handler
-from pipeline.batch.language_filter import language_filtered, with_language
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import Settings
 from pipeline.extract import language
@@ -15,6 +14,7 @@ from pipeline.extract.language import SAMPLE_CHARS, detect_language
 from pipeline.extract.native import NativeExtractor
 from pipeline.extract.runners import call_handler
 from pipeline.fetch.base import FakeFetcher
+from pipeline.read.stages import LanguageStage, with_language
 from tests.support.pages import page
 
 SAMPLES = {
@@ -72,14 +72,11 @@ async def test_records_made_elsewhere_are_labelled_and_filtered():
     made = {url: Record(url=url, ok=True, content=SAMPLES[url], chars=1) for url in SAMPLES}
     failed = Record.failure("x", ErrorInfo(kind="timeout", message="slow"))
 
-    async def extract(url: str) -> Record:
-        return made.get(url, failed)
-
-    labelled = language_filtered(extract, Settings())
-    assert (await labelled("ru")).metadata["detected_lang"] == "ru"
-    keep = language_filtered(extract, Settings(languages=["ru", "ja"]))
-    assert [(await keep(url)).ok for url in ("ru", "ja", "en")] == [True, True, False]
-    assert (await keep("x")) == failed  # an error stays as it was
+    labelled = LanguageStage([])
+    assert (await labelled.apply(made["ru"])).metadata["detected_lang"] == "ru"
+    keep = LanguageStage(["ru", "ja"])
+    assert [(await keep.apply(made[url])).ok for url in ("ru", "ja", "en")] == [True, True, False]
+    assert (await keep.apply(failed)) == failed  # an error stays as it was
     assert with_language(Record(url="n", ok=True, content="42", chars=2)).metadata == {}
 
 

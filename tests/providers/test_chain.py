@@ -90,22 +90,3 @@ async def test_empty_chain_is_a_config_error():
     with pytest.raises(PipelineError) as info:
         await ProviderChain([]).call(lambda n, p: None)
     assert info.value.kind == "config"
-
-
-async def test_one_url_extract_for_the_batch_engine():
-    from pipeline.fetch.policy import NetworkPolicy
-    from pipeline.providers.chain import one_url_extract
-
-    good = Tracked({URL: "text"}, name="good")
-    down = Tracked(name="down", error=PipelineError("provider", "down: HTTP 500"))
-    async with open_extractor(Settings(), backend=["good"],
-                              registry=registry_of(good=good, down=down)) as extractor:
-        extract = one_url_extract(extractor, OPTS, NetworkPolicy())
-        record = await extract(" https://A.example ")
-        blocked = await extract("http://127.0.0.1/")
-    assert record.ok and record.url == " https://A.example " and record.content == "text"
-    assert blocked.error.kind == "blocked" and good.calls == [[URL]]
-    async with open_extractor(Settings(), backend=["down"],
-                              registry=registry_of(down=down)) as extractor:
-        failed = await one_url_extract(extractor, OPTS, NetworkPolicy())(URL)
-    assert failed.url == URL and failed.error.kind == "provider"

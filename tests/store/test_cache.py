@@ -13,7 +13,7 @@ import pytest
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import Settings
 from pipeline.fetch.base import Validators
-from pipeline.store.cache import DB_NAME, TextCache, cache_for, cache_key
+from pipeline.store.cache import DB_NAME, TextCache, cache_key, open_cache
 
 
 class Clock:
@@ -186,15 +186,19 @@ def test_two_instances_share_one_directory(tmp_path):
     assert reader.get_sync("k") is not None
 
 
-def test_cache_for_settings(tmp_path, monkeypatch):
+def test_open_cache_for_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    library = cache_for(Settings())
-    assert library.path == (tmp_path / "xdg" / "extract-pipeline" / DB_NAME).resolve()
-    assert cache_for(Settings()) is library  # one instance per place: single flight spans calls
-    assert not cache_for(Settings(), batch=True).enabled  # batch: only with --cache DIR
-    chosen = cache_for(Settings(cache_dir=str(tmp_path / "c")), batch=True)
-    assert chosen.path == (tmp_path / "c" / DB_NAME).resolve()
-    assert not cache_for(Settings(cache=False)).enabled
+    library = open_cache(Settings())
+    assert library.path.resolve() == (tmp_path / "xdg" / "extract-pipeline" / DB_NAME).resolve()
+    again = open_cache(Settings())
+    assert again is not library  # no process-wide instance: its caller owns and closes it
+    assert not open_cache(Settings(), batch=True).enabled  # batch: only with --cache DIR
+    chosen = open_cache(Settings(cache_dir=str(tmp_path / "c")), batch=True)
+    assert chosen.path.resolve() == (tmp_path / "c" / DB_NAME).resolve()
+    assert not open_cache(Settings(cache=False)).enabled
+    assert open_cache(Settings(cache_ttl=0)).enabled  # a TTL of 0 revalidates, it stores
+    for cache in (library, again, chosen):
+        cache.close()
 
 
 async def test_many_loads_misses_in_one_call_and_shares_in_flight_keys(tmp_path):
@@ -228,7 +232,7 @@ async def test_many_rejects_a_loader_that_miscounts():
 
     with pytest.raises(RuntimeError, match="0 records for 2"):
         await cache.get_or_load_many({"x": 1, "y": 2}, loader)
-    assert not cache._inflight  # nothing left dangling
+    assert not cache._flights.pending  # nothing left dangling
 
 
 def test_byte_total_tracks_replaces_expiry_and_eviction(tmp_path):

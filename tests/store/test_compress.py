@@ -11,14 +11,9 @@ from pipeline.agent.kernel import web_extract
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
+from pipeline.providers.compressor import CompressorConfig, OpenAICompressor, split_text
 from pipeline.providers.fake import FakeExtractProvider
-from pipeline.store.compress import (
-    CompressorConfig,
-    FakeCompressor,
-    OpenAICompressor,
-    compress_record,
-    split_text,
-)
+from pipeline.store.compress import FakeCompressor, compress_record
 from tests.fetch.conftest import serve_app
 from tests.support.scripted_server import ScriptedServer, reply_json
 
@@ -220,7 +215,7 @@ async def test_kernel_compress_without_compressor_warns(monkeypatch):
 
 
 def test_compressor_from_config_file_table():
-    from pipeline.store.compress import compressor_from_env
+    from pipeline.providers.compressor import compressor_from_env
 
     settings = Settings(provider_env={"PIPELINE_COMPRESS_MODEL": "local-model",
                                       "PIPELINE_COMPRESS_BASE_URL": "http://127.0.0.1:9/v1"})
@@ -243,16 +238,18 @@ async def test_a_model_ignoring_the_target_cannot_loop_forever():
     assert len(combine) <= 1000
 
 
-async def test_compressing_wraps_the_batch_extract_call():
-    from pipeline.store.compress import compressing
+async def test_the_compress_stage_summarises_with_the_settings_instruction():
+    from pipeline.read.stages import StageContext, build_stages
 
-    async def extract(url):
-        return Record(url=url, ok=True, content=LONG, chars=len(LONG))
-
-    run = compressing(extract, FakeCompressor(reply="gist"),
-                      Settings(compress_floor=100, instruction="names"))
-    record = await run("https://a.example/")
+    settings = Settings(compress_floor=100, instruction="names")
+    compressor = FakeCompressor(reply="gist")
+    [stage] = build_stages(StageContext(settings, foreign=False, max_chars=1000, compress=True,
+                                        instruction=settings.instruction,
+                                        compressor=compressor))
+    record = await stage.apply(Record(url="https://a.example/", ok=True, content=LONG,
+                                      chars=len(LONG)))
     assert record.compressed and record.content == "gist"
+    assert compressor.calls == [(LONG, "names")]
     assert record.metadata["original_chars"] == len(LONG)
 
 

@@ -4,10 +4,9 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.core.models import ErrorInfo, ExtractOptions, Record
+from pipeline.core.models import Record
 from pipeline.core.truncate import MARKER, truncate
-from pipeline.store.cache import TextCache
-from pipeline.store.paging import FULL_TEXT_CHARS, page_record, read_windows, window
+from pipeline.store.paging import page_record, window
 
 prose = st.lists(
     st.one_of(
@@ -62,56 +61,3 @@ def test_page_record_marks_truncation():
     rest = page_record(full, first.next_offset, 10_000)
     assert not rest.truncated and rest.next_offset is None
     assert rest.content == text[first.next_offset :]
-
-
-TEXT = "\n\n".join(f"Paragraph {i}. " + "word " * 30 for i in range(40))
-
-
-class FakeExtract:
-    def __init__(self):
-        self.calls = []
-
-    async def __call__(self, urls, options):
-        self.calls.append((list(urls), options.format, options.max_chars))
-        return [
-            Record(url=u, ok=True, content=TEXT, chars=len(TEXT))
-            if "bad" not in u
-            else Record.failure(u, ErrorInfo(kind="timeout", message="slow"))
-            for u in urls
-        ]
-
-
-async def test_read_windows_pages_from_the_cache(tmp_path):
-    cache = TextCache(tmp_path)
-    extract = FakeExtract()
-    options = ExtractOptions(format="markdown", max_chars=500)
-    [first] = await read_windows(extract, ["https://a.test/"], options, cache=cache)
-    assert first.truncated and len(first.content) <= 500 and first.next_offset
-    assert extract.calls == [(["https://a.test/"], "markdown", FULL_TEXT_CHARS)]
-
-    pieces, offset = [first.content], first.next_offset
-    while offset is not None:
-        [window_record] = await read_windows(
-            extract, ["https://a.test/"], options, offset=offset, cache=cache
-        )
-        pieces.append(window_record.content)
-        offset = window_record.next_offset
-    assert len(extract.calls) == 1  # every later window came from the cache
-    kept = "".join(p.removesuffix(MARKER) for p in pieces)
-    assert re.sub(r"\s+", "", kept) == re.sub(r"\s+", "", TEXT)
-
-
-async def test_read_windows_batches_misses_and_keys_by_options(tmp_path):
-    cache = TextCache(tmp_path)
-    extract = FakeExtract()
-    urls = ["https://a.test/", "https://b.test/", "https://bad.test/"]
-    options = ExtractOptions(format="markdown", max_chars=100_000)
-    records = await read_windows(extract, urls, options, cache=cache, identity={"p": ["x"]})
-    assert [r.ok for r in records] == [True, True, False]
-    assert extract.calls[0][0] == urls  # one call for all the misses
-    await read_windows(extract, urls, options, cache=cache, identity={"p": ["x"]})
-    assert extract.calls[1][0] == ["https://bad.test/"]  # failures are not cached
-    await read_windows(extract, urls[:1], options.model_copy(update={"format": "text"}),
-                       cache=cache, identity={"p": ["x"]})
-    await read_windows(extract, urls[:1], options, cache=cache, identity={"p": ["y"]})
-    assert [c[0] for c in extract.calls[2:]] == [urls[:1], urls[:1]]  # other keys, refetched

@@ -1,14 +1,16 @@
-"""One fetcher for every call of a long-lived caller (the MCP server): one politeness budget
-per host, whatever the number of calls at once.
+"""The runtime a long-lived caller (the MCP server, an agent) shares among its calls: one
+fetcher (one politeness budget per host, whatever the number of calls at once), one browser,
+one full-text cache and one single flight (:class:`~pipeline.read.reader.ReadRuntime`).
 
 Each :func:`~pipeline.agent.kernel.web_extract` call builds its own provider chain, and the
 ``native`` provider of the default registry opens a fetcher of its own: twenty concurrent
 calls would each get the whole ``--per-host`` budget for the same host, start its rate limit
-afresh and read its robots.txt again. :class:`SharedFetcher` opens one
+afresh and read its robots.txt again. :class:`SharedRuntime` opens one
 :class:`~pipeline.fetch.client.HttpFetcher` for its life and offers a registry whose
 ``native`` provider fetches through it: connection and rate limits, a host's 429 pauses,
-robots.txt and HEAD trust hold across every call. Pass :attr:`SharedFetcher.registry` as the
-kernel's ``registry=`` (:func:`~pipeline.agent.tools.web_tools` does).
+robots.txt and HEAD trust hold across every call. Pass the runtime as the
+kernel's ``runtime=`` (:func:`~pipeline.agent.tools.web_tools` does): concurrent calls for
+one page then read it once.
 
 Its URLs are chosen by a model, which text on the web can steer: credentials (``--header
 'Authorization: …'``, cookies, ``--credential-header``) go only to the hosts given with
@@ -31,12 +33,14 @@ from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.providers.registry import Registry, default_registry
+from pipeline.read.reader import ReadRuntime
+from pipeline.store.cache import TextCache
 
 if TYPE_CHECKING:
     from pipeline.browser.renderer import Renderer
 
 
-class SharedFetcher:
+class SharedRuntime:
     """An async context manager: inside it, the ``native`` provider of :attr:`registry`
     fetches through one fetcher made from ``settings``. A call with other settings, or one
     made outside the context, gets a fetcher of its own as usual."""
@@ -50,6 +54,8 @@ class SharedFetcher:
                                     credential_scope=CredentialScope.of(
                                         settings.credential_hosts))
         self._renderer: Renderer | None = None  # when a browser can be found (extra 'browser')
+        # the cache opens with the context (a server built but never run holds no file)
+        self.reading = ReadRuntime(TextCache(None))
         self._open = False
         base = registry or default_registry()
         self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
@@ -61,6 +67,13 @@ class SharedFetcher:
         """The shared :class:`~pipeline.browser.renderer.Renderer` (None: none can run here,
         or outside the context)."""
         return self._renderer
+
+    def reads_like(self, settings: Settings) -> bool:
+        """Whether a call with ``settings`` may use this runtime's cache and single flight
+        (the same cache place and limits; keys hold the rest)."""
+        cache_fields = ("cache", "cache_dir", "cache_ttl", "cache_max_mb")
+        return self._open and all(getattr(settings, name) == getattr(self.settings, name)
+                                  for name in cache_fields)
 
     def _native(self, settings: Settings, env: Mapping[str, str]) -> Any:
         # a call may choose its render mode; any other difference gets a fetcher of its own
@@ -83,12 +96,18 @@ class SharedFetcher:
             return
         self._renderer = await renderer.__aenter__()
 
-    async def __aenter__(self) -> SharedFetcher:
-        await self._fetcher.__aenter__()
+    async def __aenter__(self) -> SharedRuntime:
+        self.reading = ReadRuntime.open(self.settings)
+        try:
+            await self._fetcher.__aenter__()
+        except BaseException:
+            self.reading.close()
+            raise
         try:
             await self._open_renderer()
         except BaseException:
             await self._fetcher.__aexit__(None, None, None)
+            self.reading.close()
             raise
         self._open = True
         return self
@@ -100,4 +119,7 @@ class SharedFetcher:
             if renderer is not None:
                 await renderer.__aexit__(*exc_info)
         finally:
-            await self._fetcher.__aexit__(*exc_info)
+            try:
+                await self._fetcher.__aexit__(*exc_info)
+            finally:
+                self.reading.close()
