@@ -33,6 +33,7 @@ from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_don
 from pipeline.batch.output.sinks import stored_texts as stored_texts_jsonl
 from pipeline.batch.pool import ProcessRunner
 from pipeline.batch.progress import ProgressBar
+from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -230,8 +231,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():
-                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
-                            summary = await engine.run(batches, stop)
+                        async with StreamScheduler(run_batches(items, expander)) as work:
+                            summary = await engine.run(work, stop)
                 finally:
                     undo()
                 if archive is not None:
