@@ -82,8 +82,8 @@ class Frontier:
         return True
 
     def offer(self, url: str, *, depth: int, parent: str | None, via: Via) -> str | None:
-        """Queue ``url`` unless it is known, too deep or past the budget: then the reason,
-        which goes to the ledger too (a known URL only when it was found as a link)."""
+        """Queue ``url`` unless it is known, too deep or past the budget: then the reason
+        (``duplicate``, ``depth``, ``budget``), for the caller's ledger."""
         reason: str | None = None
         if self.max_depth is not None and depth > self.max_depth:
             reason = "depth"
@@ -93,8 +93,6 @@ class Frontier:
             reason = "budget"
         if reason is None:
             self._queue.append((url, depth, parent, via))
-        elif reason != "duplicate" or via == "link":
-            self.ledger.skip(url, reason, parent, depth)
         return reason
 
     def next(self) -> Entry | None:

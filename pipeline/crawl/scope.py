@@ -63,6 +63,13 @@ class Scope:
         self._domains = {registrable_domain(url.raw_host or "") for url in parsed}
         self._prefixes = {(_origin(url), _prefix(url.path)) for url in parsed}
 
+    def add(self, url: str) -> None:
+        """Take ``url`` as a start too (where a start page's redirects ended)."""
+        parsed = URL(url)
+        self._origins.add(_origin(parsed))
+        self._domains.add(registrable_domain(parsed.raw_host or ""))
+        self._prefixes.add((_origin(parsed), _prefix(parsed.path)))
+
     def allows(self, url: str | URL) -> bool:
         """True when ``url`` (absolute http or https) is inside the scope."""
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.crawl.identity import url_identity
@@ -33,11 +33,13 @@ URLS = st.builds(_url, st.sampled_from(["http", "HTTP", "https"]), HOST,
                  st.sampled_from(["", "top", "a/b"]))
 
 
+@settings(deadline=None)
 @given(URLS)
 def test_identity_is_idempotent(url: str) -> None:
     assert url_identity(url_identity(url)) == url_identity(url)
 
 
+@settings(deadline=None)
 @given(PATH, PATH)
 def test_distinct_paths_stay_distinct(first: str, second: str) -> None:
     from urllib.parse import quote

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.core.errors import UsageError
@@ -64,6 +64,7 @@ def test_unparsable_globs_are_usage_errors(pattern: str) -> None:
         compile_glob(pattern)
 
 
+@settings(deadline=None)
 @given(st.text(alphabet=st.characters(whitelist_categories=("L", "N", "Pd", "Po"),
                                      blacklist_characters="*?[]"),
                min_size=1, max_size=20))
