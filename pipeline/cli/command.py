@@ -38,6 +38,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backends": "pipeline.cli.search:backends_main",
     "mcp": "pipeline.cli.mcp:main",
     "merge": "pipeline.cli.merge:merge_main",
+    "crawl": "pipeline.cli.crawl:crawl_main",
+    "map": "pipeline.cli.crawl:map_main",
 }
 
 

@@ -409,7 +409,8 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
     emit = on_url or found.append
 
     def on_record(record: Record) -> None:
-        emit(mapped(record))
+        if record.ok:  # a page that failed is no URL of the site's map
+            emit(mapped(record))
 
     result = await crawl(start_urls, options, settings, on_record=on_record, ledger=ledger,
                          fetcher=fetcher)

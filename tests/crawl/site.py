@@ -50,10 +50,13 @@ class Site:
             return page(request)
         return web.Response(text=page, content_type="text/html")
 
-    async def start(self) -> Site:
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
+        return app
+
+    async def start(self) -> Site:
+        self.server = TestServer(self.app(), host="127.0.0.1")
         await self.server.start_server()
         return self
 

@@ -1,0 +1,78 @@
+"""``crawl`` and ``map`` on the command line: flags, outputs, the summary, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli.command import main
+from tests.crawl.site import Site, html, raw
+from tests.support.pages import in_thread, serve
+
+FLAGS = ["--allow-private", "--retries", "0", "--no-head", "--no-detect-lang"]
+
+
+def _site() -> Site:
+    site = Site()
+    site.pages.update({
+        "/": html("Home", ["/a", "/b", "/secret/x", "/a.pdf"]),
+        "/a": html("Page A", ["/b"]),
+        "/b": html("Page B"),
+        "/secret/x": html("Secret"),
+        "/robots.txt": raw("User-agent: *\nDisallow: /secret/\n", "text/plain"),
+    })
+    return site
+
+
+def test_crawl_writes_records_a_ledger_and_a_summary(tmp_path: Path, capsys) -> None:
+    site = _site()
+    out, skipped = tmp_path / "out.jsonl", tmp_path / "skipped.jsonl"
+    with in_thread(serve(site.app())) as url:
+        status = main(["crawl", url + "/", "-o", str(out), "--skipped", str(skipped),
+                       "--exclude", "*.pdf", "--links", *FLAGS])
+    assert status == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(record["url"][len(url):] for record in records) == ["/", "/a", "/b"]
+    home = next(record for record in records if record["url"] == url + "/")
+    assert (home["depth"], home["parent"], home["via"]) == (0, None, "start")
+    assert url + "/a" in home["links"]
+    reasons = sorted(json.loads(line)["reason"] for line in skipped.read_text().splitlines())
+    assert reasons == ["excluded", "robots"]
+    err = capsys.readouterr().err
+    assert "skipped 2 URLs (" in err and "Crawl-delay capped at 30 s" in err
+
+
+def test_map_writes_urls_and_jsonl(tmp_path: Path) -> None:
+    site = _site()
+    lines, jsonl = tmp_path / "urls.txt", tmp_path / "urls.jsonl"
+    with in_thread(serve(site.app())) as url:
+        assert main(["map", url + "/", "-o", str(lines), "--ignore-robots", *FLAGS]) == 0
+        assert main(["map", url + "/", "-o", str(jsonl), "--max-depth", "0", *FLAGS]) == 0
+    found = lines.read_text().splitlines()
+    assert sorted(found) == sorted(url + path for path in ("/", "/a", "/b", "/secret/x"))
+    assert [json.loads(line) for line in jsonl.read_text().splitlines()] == [
+        {"url": url + "/", "depth": 0, "parent": None, "title": "Home", "via": "start"}]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["crawl", "ftp://example.com/"], "a start URL must be an absolute http(s) URL"),
+    (["crawl", "not a url"], "a start URL must be an absolute http(s) URL"),
+    (["crawl", "http://example.com/", "--include", "/a[b"], "unusable pattern"),
+    (["crawl", "http://example.com/", "--max-pages", "0"], "--max-pages must be at least 1"),
+    (["map", "http://example.com/", "-o", "x.parquet"], "map writes URLs"),
+])
+def test_bad_input_is_a_one_line_usage_error(argv: list[str], message: str, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out.jsonl"
+    # loopback without --allow-private: the address policy refuses it
+    assert main(["crawl", "http://127.0.0.1:9/", "-o", str(out), "--no-sitemap"]) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["error"]["kind"] == "blocked"
+    assert "Traceback" not in capsys.readouterr().err
