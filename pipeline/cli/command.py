@@ -198,7 +198,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
                         "languages", "structured_raw", "warc_out", "warc_max_bytes",
-                        "fields_schema"})
+                        "fields_schema", "links"})
 # Settings the batch command never reads (the library's and the MCP server's): not in its help.
 NOT_BATCH = frozenset({"cache"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (

@@ -119,6 +119,7 @@ class Crawl:
         self._handed: dict[int, Entry] = {}
         self._done: set[int] = set()  # identities of pages fetched (or being fetched)
         self._rejected: set[int] = set()  # identities already in the ledger
+        self._too_deep: set[int] = set()
         self._escaped: dict[str, str] = {}  # URL identity -> the out-of-scope hop refused
         self._index = 0
         self._changed = asyncio.Event()
@@ -173,6 +174,9 @@ class Crawl:
         key = hash(identity)
         if key in self._rejected:
             return
+        # too deep here need not be too deep from a sitemap (depth 0): logged once, not barred
+        if key in self._too_deep and via != "sitemap":
+            return
         reason: str | None = None
         if not self.scope.allows(url):
             reason = "out_of_scope"
@@ -192,7 +196,7 @@ class Crawl:
                     self._rejected.add(spelling)
                     self.ledger.skip(url, reason, parent, depth)
                 return
-        self._rejected.add(key)
+        (self._too_deep if reason == "depth" else self._rejected).add(key)
         self.ledger.skip(url, reason, parent, depth)
 
     def guard(self, first: URL, hop: URL) -> str | None:
