@@ -398,12 +398,8 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
 
         mode = check_run(args, settings, injected_fetcher=fetcher is not None)
         summary = _run(mode, args, settings, fetcher)  # opens things only now
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except PipelineError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    except (UsageError, PipelineError) as exc:
+        return usage_failure(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; {_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -421,6 +417,14 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             _drop_stdout()
         return EXIT_OUTPUT
     return _report(mode, args, settings, summary)
+
+
+def usage_failure(exc: UsageError | PipelineError) -> int:
+    """A usage or configuration error, found before anything was fetched: its one line on
+    stderr; the exit status."""
+    message = exc.message if isinstance(exc, PipelineError) else str(exc)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _resume_hint(args: argparse.Namespace | None) -> str:

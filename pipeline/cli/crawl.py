@@ -23,7 +23,6 @@ from pipeline.cli.command import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
-    EXIT_USAGE,
     FETCH,
     FILES,
     OUTPUT,
@@ -33,6 +32,7 @@ from pipeline.cli.command import (
     add_settings_arguments,
     invoked_as,
     settings_from_args,
+    usage_failure,
 )
 from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings
@@ -164,12 +164,8 @@ def _main(argv: Sequence[str], *, mapping: bool) -> int:
                 signals=STOP_SIGNALS))
         finally:
             ledger.close()
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except PipelineError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    except (UsageError, PipelineError) as exc:
+        return usage_failure(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; finished records were written", file=sys.stderr)
         return EXIT_INTERRUPTED
