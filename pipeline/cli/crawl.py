@@ -77,6 +77,11 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
                         help=("URLs, one a line (OUT.jsonl: JSON lines with depth, parent, "
                               "title); default: stdout") if mapping else
                         "records as JSON lines (OUT.parquet: Parquet); default: stdout")
+    if not mapping:
+        output.add_argument("--resume", action="store_true",
+                            help="go on with a crawl that was stopped (even by kill -9): "
+                            "the pages OUT holds are done, the rest of its frontier log "
+                            "(OUT.frontier.jsonl) is crawled")
     output.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (a non-empty OUT is refused otherwise)")
 
@@ -125,23 +130,28 @@ def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> No
         raise UsageError("a crawl runs in one process for now: drop --processes")
     if mapping and args.output is not None and args.output.lower().endswith(".parquet"):
         raise UsageError("map writes URLs: -o urls.txt or urls.jsonl")
-    check_output(OutputTarget(args.output), input_path=None, overwrite=args.overwrite)
+    resume = getattr(args, "resume", False)
+    if resume and (args.output is None or args.output.lower().endswith(".parquet")):
+        raise UsageError("--resume needs -o OUT.jsonl (the output and its frontier log)")
+    check_output(OutputTarget(args.output), input_path=None, resume=resume,
+                 overwrite=args.overwrite)
     check_config(settings)
     check_corpus("plain", settings)
 
 
-def _open_skipped(path: str | None) -> IO[str] | None:
+def _open_skipped(path: str | None, *, append: bool) -> IO[str] | None:
     if path is None:
         return None
     try:
-        return open(path, "w", encoding="utf-8")
+        return open(path, "a" if append else "w", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _main(argv: Sequence[str], *, mapping: bool) -> int:
-    from pipeline.batch.run import STOP_SIGNALS, RunOutput, open_sink
+    from pipeline.batch.run import STOP_SIGNALS, RunOutput, open_sink, scan_output
     from pipeline.crawl.ledger import Ledger
+    from pipeline.crawl.resume import FrontierLog, log_path, read_resume
     from pipeline.crawl.run import CrawlResult, run_crawl
 
     try:
@@ -151,19 +161,32 @@ def _main(argv: Sequence[str], *, mapping: bool) -> int:
         settings = settings_from_args(args)
         options = _options(args)
         _check(args, settings, mapping=mapping)
-        ledger = Ledger(_open_skipped(args.skipped))
+        resume = getattr(args, "resume", False)
+        resumed = None
+        if resume:
+            scan_output(args.output)  # a torn last line (kill -9) is cut off first
+            resumed = read_resume(args.output)
+            if not settings.quiet:
+                print(f"{PROG}: resuming: {len(resumed.done)} pages already in "
+                      f"{args.output}, {len(resumed.queued)} URLs in its frontier log",
+                      file=sys.stderr)
+        ledger = Ledger(_open_skipped(args.skipped, append=resume))
+        log = (FrontierLog(log_path(args.output), append=resume)
+               if not mapping and args.output is not None else None)
         if mapping:
             open_output = _map_output(args.output)
         else:
             def open_output() -> RunOutput:
-                sink = open_sink(args.output, append=False)
+                sink = open_sink(args.output, append=resume)
                 return RunOutput(sink.write, sink.close)
         try:
             result: CrawlResult = asyncio.run(run_crawl(
                 args.starts, options, settings, open_output, ledger=ledger,
-                signals=STOP_SIGNALS))
+                signals=STOP_SIGNALS, log=log, resumed=resumed))
         finally:
             ledger.close()
+            if log is not None:
+                log.close()
     except (UsageError, PipelineError) as exc:
         return usage_failure(exc)
     except KeyboardInterrupt:

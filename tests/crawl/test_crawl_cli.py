@@ -76,3 +76,42 @@ def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["error"]["kind"] == "blocked"
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_kill_9_then_resume_writes_every_page_once(tmp_path: Path) -> None:
+    """A crawl killed mid-way is finished by --resume: every page once, and only pages that
+    were in flight (or whose records had not reached the file) are fetched again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.crawl.site import slow
+
+    site = Site()
+    pages = [f"/p{number}" for number in range(30)]
+    site.pages["/"] = html("Home", pages[:10])
+    for number, path in enumerate(pages):
+        children = pages[10 + 2 * number: 12 + 2 * number] if number < 10 else []
+        site.pages[path] = slow(html(f"Page {number}", children), 0.05)
+    out = tmp_path / "out.jsonl"
+    argv = ["crawl", "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "2",
+            "--per-host", "2", *FLAGS]
+    with in_thread(serve(site.app())) as url:
+        process = subprocess.Popen([sys.executable, "-m", "pipeline", *argv, url + "/"],
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while (not out.exists() or len(out.read_bytes().splitlines()) < 8) and (
+                process.poll() is None and time.monotonic() < deadline):
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        before = len(out.read_bytes().splitlines())
+        assert 0 < before < 31, "the crawl should have been killed mid-way"
+        assert main([*argv, "--resume", url + "/"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    urls = [record["url"][len(url):] for record in records]
+    assert sorted(urls) == sorted(["/", *pages])  # every page, once
+    repeated = [path for path, count in site.hits.items() if count > 1]
+    assert len(repeated) <= 4, repeated  # in flight at the kill: at most 2 × 2 per host
