@@ -133,7 +133,7 @@ OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES = (
     "rendering (see docs/rendering.md)", "corpus (see docs/corpus.md)",
     "scale-out (see docs/batch.md 'Scaling out')", "cache and compressor", "settings files")
 _GROUP_OF: dict[str, str] = {name: group for group, names in {
-    OUTPUT: ("ordered", "quiet"),
+    OUTPUT: ("ordered", "quiet", "markdown_dir"),
     FETCH: ("concurrency", "per_host", "rate", "max_bytes", "timeout", "connect_timeout",
             "read_timeout", "retries", "retry_after_cap", "max_redirects", "head", "head_trust",
             "user_agent", "allow_net", "allow_private", "robots", "crawl_delay_cap", "proxy",
@@ -185,6 +185,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
     ("--warc-out", "warc_out", {"metavar": "DIR"}),
+    ("--markdown-dir", "markdown_dir", {"metavar": "DIR"}),
     ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--render", "render", {"choices": ("never", "auto", "always")}),
     ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
@@ -198,7 +199,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
                         "languages", "structured_raw", "warc_out", "warc_max_bytes",
-                        "fields_schema", "links"})
+                        "fields_schema", "links", "markdown_dir"})
 # Settings the batch command never reads (the library's and the MCP server's): not in its help.
 NOT_BATCH = frozenset({"cache"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (

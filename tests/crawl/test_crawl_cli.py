@@ -31,7 +31,8 @@ def test_crawl_writes_records_a_ledger_and_a_summary(tmp_path: Path, capsys) -> 
     out, skipped = tmp_path / "out.jsonl", tmp_path / "skipped.jsonl"
     with in_thread(serve(site.app())) as url:
         status = main(["crawl", url + "/", "-o", str(out), "--skipped", str(skipped),
-                       "--exclude", "*.pdf", "--links", *FLAGS])
+                       "--exclude", "*.pdf", "--links", "--markdown-dir",
+                       str(tmp_path / "md"), *FLAGS])
     assert status == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(record["url"][len(url):] for record in records) == ["/", "/a", "/b"]
@@ -40,6 +41,10 @@ def test_crawl_writes_records_a_ledger_and_a_summary(tmp_path: Path, capsys) -> 
     assert url + "/a" in home["links"]
     reasons = sorted(json.loads(line)["reason"] for line in skipped.read_text().splitlines())
     assert reasons == ["excluded", "robots"]
+    host = url.split("//", 1)[1].replace(":", "_")
+    page = (tmp_path / "md" / host / "a.md").read_text()
+    assert page.startswith(f'---\nurl: "{url}/a"\ntitle: "Page A"\ndepth: 1\n---\n')
+    assert (tmp_path / "md" / host / "index.md").exists()
     err = capsys.readouterr().err
     assert "skipped 2 URLs (" in err and "Crawl-delay capped at 30 s" in err
 
