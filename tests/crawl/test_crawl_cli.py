@@ -120,3 +120,33 @@ def test_kill_9_then_resume_writes_every_page_once(tmp_path: Path) -> None:
     assert sorted(urls) == sorted(["/", *pages])  # every page, once
     repeated = [path for path, count in site.hits.items() if count > 1]
     assert len(repeated) <= 4, repeated  # in flight at the kill: at most 2 × 2 per host
+
+
+@pytest.mark.timeout(180)
+def test_render_auto_takes_links_from_the_rendered_page(tmp_path: Path) -> None:
+    """A JS-only navigation: the home page is an app shell whose script writes the article
+    and its links; with --render auto the crawl follows them."""
+    from pipeline.browser.locate import check_rendering
+    from pipeline.core.errors import PipelineError
+    from pipeline.core.settings import Settings
+
+    try:
+        check_rendering(Settings(render="auto"))
+    except PipelineError as exc:
+        pytest.skip(f"no browser: {exc.message}")
+    prose = "".join(f"<p>Paragraph {i} of the app's page tells the reader about the harbour, "
+                    "its tides and the boats that wait for them.</p>" for i in range(8))
+    script = ("document.getElementById('root').innerHTML = "
+              + json.dumps(f'<article><h1>App</h1>{prose}<a href="/next">next</a></article>'))
+    site = Site()
+    site.pages["/"] = ('<!doctype html><html><head><title>App</title></head><body>'
+                       f'<div id="root"></div><script>{script}</script></body></html>')
+    site.pages["/next"] = html("Next page")
+    out = tmp_path / "out.jsonl"
+    with in_thread(serve(site.app())) as url:
+        assert main(["crawl", url + "/", "-o", str(out), "--render", "auto", "--no-sitemap",
+                     "--ignore-robots", "--render-wait", "5", *FLAGS]) == 0
+    records = {json.loads(line)["url"][len(url):]: json.loads(line)
+               for line in out.read_text().splitlines()}
+    assert records["/"]["rendered"] is True
+    assert records["/next"]["parent"] == url + "/" and records["/next"]["ok"]
