@@ -83,9 +83,11 @@ def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_kill_9_then_resume_writes_every_page_once(tmp_path: Path) -> None:
-    """A crawl killed mid-way is finished by --resume: every page once, and only pages that
-    were in flight (or whose records had not reached the file) are fetched again."""
+@pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
+def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop: str) -> None:
+    """A crawl killed mid-way (kill -9, or SIGTERM: exit 130) is finished by --resume: every
+    page once, and only pages that were in flight (or whose records had not reached the
+    file) are fetched again."""
     import os
     import signal
     import subprocess
@@ -110,8 +112,9 @@ def test_kill_9_then_resume_writes_every_page_once(tmp_path: Path) -> None:
         while (not out.exists() or len(out.read_bytes().splitlines()) < 8) and (
                 process.poll() is None and time.monotonic() < deadline):
             time.sleep(0.05)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        os.kill(process.pid, getattr(signal, stop))
+        status = process.wait()
+        assert status == (-signal.SIGKILL if stop == "SIGKILL" else 130)
         before = len(out.read_bytes().splitlines())
         assert 0 < before < 31, "the crawl should have been killed mid-way"
         assert main([*argv, "--resume", url + "/"]) == 0
