@@ -38,6 +38,12 @@ from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
 from pipeline.core.settings import Settings
 
 CRAWL = "crawl (see docs/crawl.md)"
+_SWITCHES = (
+    ("--ignore-robots", "do not obey robots.txt (obeyed by default, Crawl-delay too)"),
+    ("--follow-nofollow", "follow rel=nofollow links too"),
+    ("--no-sitemap", "do not seed the crawl from the sitemaps robots.txt names (or "
+     "/sitemap.xml)"),
+)
 
 
 def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
@@ -64,13 +70,8 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
                        help="at most N pages (records); default: 1000")
     group.add_argument("--max-pages-per-prefix", type=int, metavar="N",
                        help="at most N pages under one first path segment of a host")
-    group.add_argument("--ignore-robots", action="store_true",
-                       help="do not obey robots.txt (obeyed by default, Crawl-delay too)")
-    group.add_argument("--follow-nofollow", action="store_true",
-                       help="follow rel=nofollow links too")
-    group.add_argument("--no-sitemap", action="store_true",
-                       help="do not seed the crawl from the sitemaps robots.txt names (or "
-                       "/sitemap.xml)")
+    for flag, text in _SWITCHES:
+        group.add_argument(flag, action="store_true", help=text)
     group.add_argument("--skipped", metavar="FILE",
                        help="write every URL not fetched, with its reason, as JSON lines")
     output.add_argument("-o", "--output", metavar="OUT",
