@@ -176,7 +176,8 @@ class BatchEngine:
 
     ``done`` (resume) names lines to skip; ``on_record`` is told about each written record
     (progress display); ``mark`` (``--dedup``) sees each record just before it is written, in
-    the output's order, and may change it. ``stop`` ends the run early: no new lines, a
+    the output's order, and may change it, or withhold it (None: a crawl's verdict that it
+    is no page of the run; not written, not counted). ``stop`` ends the run early: no new lines, a
     grace period for the ones in flight, then whatever is unfinished is dropped (and left for
     ``--resume``).
     """
@@ -184,7 +185,7 @@ class BatchEngine:
     def __init__(self, settings: EngineSettings, extract: Extract, write: Write, *,
                  done: DoneSet | None = None,
                  on_record: Callable[[Record, Summary], None] | None = None,
-                 mark: Callable[[Record], Record] | None = None,
+                 mark: Callable[[Record], Record | None] | None = None,
                  grace: float = GRACE_SECONDS) -> None:
         self.settings = settings
         self._extract = extract
@@ -221,7 +222,10 @@ class BatchEngine:
 
     def _emit(self, record: Record) -> None:
         if self._mark is not None:
-            record = self._mark(record)
+            marked = self._mark(record)
+            if marked is None:  # the scheduler's own verdict: no record of this run
+                return
+            record = marked
         self._write(record)
         self.summary.add(record)
         if self._on_record is not None:

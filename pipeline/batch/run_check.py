@@ -13,8 +13,9 @@ import sys
 
 from pipeline.batch.output.output_check import OutputTarget, check_output
 from pipeline.batch.output.parquet_sink import is_parquet
-from pipeline.batch.run_plan import RunPlan
+from pipeline.batch.run_plan import RunMode, RunPlan
 from pipeline.core.errors import PROG, UsageError
+from pipeline.core.settings import Settings
 
 
 def check_mode(plan: RunPlan) -> None:
@@ -57,7 +58,7 @@ def check_input(path: str | None) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def check_config(plan: RunPlan) -> list[str]:
+def check_config(settings: Settings) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers, the compressor and the browser
     (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
@@ -68,7 +69,6 @@ def check_config(plan: RunPlan) -> list[str]:
     from pipeline.fetch.proxy import proxy_policy
     from pipeline.providers.registry import default_registry
 
-    settings = plan.settings
     load_registry(settings)
     NetworkPolicy.from_settings(settings)
     proxy_policy(settings)
@@ -88,10 +88,9 @@ def check_config(plan: RunPlan) -> list[str]:
     return resolution.chain
 
 
-def check_corpus(plan: RunPlan) -> None:
+def check_corpus(mode: RunMode, settings: Settings) -> None:
     """``--dedup``, ``--drop-duplicates``, ``--lang`` and language detection: what they
     need (``UsageError``, ``PipelineError('config')``)."""
-    settings, mode = plan.settings, plan.mode
     if settings.languages and not settings.detect_lang:
         raise UsageError("--lang keeps languages it detects: drop --no-detect-lang")
     if settings.drop_duplicates and settings.dedup == "off":
@@ -127,11 +126,11 @@ def check_run(plan: RunPlan, *, injected_fetcher: bool = False) -> None:
     if run_input.format == "warc" and settings.render != "never":
         raise UsageError("--input-format warc makes no request, and a rendered page loads "
                          f"its scripts from the network: drop --render {settings.render}")
-    chain = check_config(plan)
+    chain = check_config(settings)
     if run_input.format == "warc" and chain != ["native"]:
         raise UsageError("--input-format warc extracts with our own pipeline: drop "
                          f"--extract-backend/--backend ({', '.join(chain)})")
-    check_corpus(plan)
+    check_corpus(plan.mode, settings)
 
 
 def check_warc(plan: RunPlan, *, injected_fetcher: bool = False) -> None:

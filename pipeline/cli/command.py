@@ -40,6 +40,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backends": "pipeline.cli.search:backends_main",
     "mcp": "pipeline.cli.mcp:main",
     "merge": "pipeline.cli.merge:merge_main",
+    "crawl": "pipeline.cli.crawl:crawl_main",
+    "map": "pipeline.cli.crawl:map_main",
 }
 
 
@@ -108,6 +110,7 @@ _HELP = {
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
     "warc_out": "write every response the run receives (and its request) as WARC/1.1 files "
     "in DIR, gzip per record (extra 'warc'; see docs/corpus.md)",
+    "links": "add each HTML page's out-links to its record (links, nofollow_links)",
     "detect_lang": "leave out metadata.detected_lang(_score), the language of the extracted "
     "text",
 }
@@ -132,15 +135,15 @@ OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES = (
     "rendering (see docs/rendering.md)", "corpus (see docs/corpus.md)",
     "scale-out (see docs/batch.md 'Scaling out')", "cache and compressor", "settings files")
 _GROUP_OF: dict[str, str] = {name: group for group, names in {
-    OUTPUT: ("ordered", "quiet"),
+    OUTPUT: ("ordered", "quiet", "markdown_dir"),
     FETCH: ("concurrency", "per_host", "rate", "max_bytes", "timeout", "connect_timeout",
             "read_timeout", "retries", "retry_after_cap", "max_redirects", "head", "head_trust",
-            "user_agent", "allow_net", "allow_private", "robots", "proxy", "trust_env",
-            "allow_proxy_net", "headers", "cookie_file", "credential_hosts",
+            "user_agent", "allow_net", "allow_private", "robots", "crawl_delay_cap", "proxy",
+            "trust_env", "allow_proxy_net", "headers", "cookie_file", "credential_hosts",
             "credential_headers"),
     CONTENT: ("max_chars", "format", "html_extractor", "pdf_max_pages", "pdf_time_limit",
               "handler_timeout", "handlers", "include_comments", "structured_raw", "fields_schema",
-              "fields_model", "detect_lang", "extract_backend", "backend"),
+              "fields_model", "links", "detect_lang", "extract_backend", "backend"),
     RENDERING: ("render", "render_concurrency", "browser_path", "render_wait",
                 "render_max_bytes", "render_restart_pages", "render_max_memory_mb"),
     CORPUS: ("warc_out", "warc_max_bytes", "dedup", "drop_duplicates", "languages"),
@@ -163,6 +166,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--retries", "retries", {"type": int, "metavar": "N"}),
     ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
     ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--crawl-delay-cap", "crawl_delay_cap", {"type": float, "metavar": "SECONDS"}),
     ("--head-trust", "head_trust", {"type": int, "metavar": "N"}),
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
@@ -182,6 +186,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
     ("--warc-out", "warc_out", {"metavar": "DIR"}),
+    ("--markdown-dir", "markdown_dir", {"metavar": "DIR"}),
     ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--render", "render", {"choices": ("never", "auto", "always")}),
     ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
@@ -195,7 +200,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
                         "languages", "structured_raw", "warc_out", "warc_max_bytes",
-                        "fields_schema"})
+                        "fields_schema", "links", "markdown_dir"})
 # Settings the batch command never reads (the library's and the MCP server's): not in its help.
 NOT_BATCH = frozenset({"cache"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
@@ -217,6 +222,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--include-comments", "include_comments", True),
+    ("--links", "links", True),
     ("--structured-raw", "structured_raw", True),
     ("--fields-model", "fields_model", True),
     ("--compress", "compress", True),
@@ -429,12 +435,8 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
         plan = plan_from_args(args, run_input, settings)
         check_run(plan, injected_fetcher=fetcher is not None)
         summary = _run(plan, fetcher)  # opens things only now
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except PipelineError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    except (UsageError, PipelineError) as exc:
+        return usage_failure(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; {_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -452,6 +454,14 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             _drop_stdout()
         return EXIT_OUTPUT
     return _report(plan, summary)
+
+
+def usage_failure(exc: UsageError | PipelineError) -> int:
+    """A usage or configuration error, found before anything was fetched: its one line on
+    stderr; the exit status."""
+    message = exc.message if isinstance(exc, PipelineError) else str(exc)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _resume_hint(args: argparse.Namespace | None) -> str:

@@ -67,6 +67,9 @@ class Settings(BaseModel):
     allow_net: list[str] = Field(default_factory=list, description="CIDRs opened to fetching")
     allow_private: bool = Field(False, description="open RFC 1918/4193 ranges and loopback")
     robots: bool = Field(False, description="honour robots.txt and Crawl-delay")
+    crawl_delay_cap: float = Field(30.0, ge=0, description="the longest robots.txt "
+                                   "Crawl-delay honoured, in seconds")
+    links: bool = Field(False, description="list each HTML page's out-links (a crawl)")
     proxy: str | None = Field(
         None, description="send every request through this proxy: http://, https:// or "
         "socks5:// (extra [socks]); credentials as user:password@")
@@ -155,6 +158,9 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    markdown_dir: str | None = Field(
+        None, description="also write each page's markdown to a file under DIR whose path "
+        "mirrors its URL, with a short front matter (url, title, depth)")
     # --- WARC archive of a batch run (see pipeline.batch.output.warc_out)
     warc_out: str | None = Field(
         None, description="directory for WARC files of every response the run receives "
