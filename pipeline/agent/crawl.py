@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -38,6 +38,7 @@ from pipeline.providers.chain import open_chain
 from pipeline.providers.common import check_page_url, looks_binary
 from pipeline.providers.registry import Registry
 
+Args = TypeVar("Args", bound=BaseModel)
 MAX_CRAWL_PAGES = 50
 MAX_MAP_URLS = 5_000
 MAX_DEPTH = 10
@@ -93,9 +94,28 @@ class MapArgs(BaseModel):
                                    description="never URLs matching one of these globs")
 
 
-def _invalid(exc: ValidationError, model: type[BaseModel]) -> ErrorInfo:
-    return ErrorInfo(kind="invalid_request",
-                     message=sanitize_message(describe_validation(exc, model, "request")))
+def _request(model: type[Args], url: object, include: object, exclude: object,
+             **fields: Any) -> Args | ErrorInfo:
+    """The call's arguments validated by ``model``, or the ``invalid_request`` error. The
+    lists go as given: a bare string is refused there, not split into characters."""
+    try:
+        return model.model_validate(dict(url=url, include=[] if include is None else include,
+                                         exclude=[] if exclude is None else exclude, **fields))
+    except ValidationError as exc:
+        return ErrorInfo(kind="invalid_request",
+                         message=sanitize_message(describe_validation(exc, model, "request")))
+
+
+def _shown(url: object) -> str:
+    return url if isinstance(url, str) else repr(url)[:200]
+
+
+def _start(settings: Settings | None, url: str) -> tuple[Settings, NetworkPolicy, str]:
+    """The call's settings, its safety policy and the start URL held to it (``blocked`` /
+    ``invalid_url`` raised before any provider sees the URL)."""
+    settings = _settings(settings)
+    policy = NetworkPolicy.from_settings(settings)
+    return settings, policy, check_page_url(url, policy)
 
 
 def _text(value: object, limit: int) -> str | None:
@@ -234,19 +254,13 @@ async def web_crawl(url: str, *, max_pages: int = 10, max_depth: int = 2,
     budget (default: the settings' ``max_chars``), with the skips counted by reason.
     ``backend`` as in :func:`~pipeline.agent.kernel.web_search` (``crawl_backend``
     otherwise: the native crawler by default). Never raises for failures."""
-    shown = url if isinstance(url, str) else repr(url)[:200]
-    try:
-        args = CrawlArgs.model_validate(dict(
-            url=url, max_pages=_clamp(max_pages, MAX_CRAWL_PAGES), max_depth=max_depth,
-            include=[] if include is None else include,
-            exclude=[] if exclude is None else exclude, max_chars=max_chars))
-    except ValidationError as exc:
-        return CrawlResponse(ok=False, url=shown, error=_invalid(exc, CrawlArgs))
+    args = _request(CrawlArgs, url, include, exclude, max_depth=max_depth,
+                    max_pages=_clamp(max_pages, MAX_CRAWL_PAGES), max_chars=max_chars)
+    if isinstance(args, ErrorInfo):
+        return CrawlResponse(ok=False, url=_shown(url), error=args)
     warnings: list[str] = []
     try:
-        settings = _settings(settings)
-        policy = NetworkPolicy.from_settings(settings)
-        start = check_page_url(args.url, policy)
+        settings, policy, start = _start(settings, args.url)
         budget = args.max_chars or settings.max_chars
         options = CrawlOptions(max_pages=args.max_pages, max_depth=args.max_depth,
                                include=args.include, exclude=args.exclude,
@@ -272,19 +286,13 @@ async def web_map(url: str, *, limit: int = 100, max_depth: int = 2,
     """List a site's URLs from ``url`` without reading their content: the same discovery
     as :func:`web_crawl` (sitemaps and links, scope, globs), at most ``limit`` URLs (clamped
     into 1..5,000). Never raises for failures."""
-    shown = url if isinstance(url, str) else repr(url)[:200]
-    try:
-        args = MapArgs.model_validate(dict(
-            url=url, limit=_clamp(limit, MAX_MAP_URLS), max_depth=max_depth,
-            include=[] if include is None else include,
-            exclude=[] if exclude is None else exclude))
-    except ValidationError as exc:
-        return MapResponse(ok=False, url=shown, error=_invalid(exc, MapArgs))
+    args = _request(MapArgs, url, include, exclude, max_depth=max_depth,
+                    limit=_clamp(limit, MAX_MAP_URLS))
+    if isinstance(args, ErrorInfo):
+        return MapResponse(ok=False, url=_shown(url), error=args)
     warnings: list[str] = []
     try:
-        settings = _settings(settings)
-        policy = NetworkPolicy.from_settings(settings)
-        start = check_page_url(args.url, policy)
+        settings, policy, start = _start(settings, args.url)
         options = MapOptions(limit=args.limit, max_depth=args.max_depth, include=args.include,
                              exclude=args.exclude, deadline=_deadline(settings))
         served_by, answer = await _call(settings, backend, registry, "map", start, options,
