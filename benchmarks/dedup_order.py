@@ -33,7 +33,8 @@ from benchmarks.readme_block import write_block  # noqa: E402
 from pipeline.batch import engine as engine_module  # noqa: E402
 from pipeline.batch.dedup import Deduplicator  # noqa: E402
 from pipeline.batch.engine import BatchEngine  # noqa: E402
-from pipeline.batch.input.items import feed, read_items  # noqa: E402
+from pipeline.batch.input.items import read_items  # noqa: E402
+from pipeline.batch.scheduler import StreamScheduler  # noqa: E402
 from pipeline.core.models import Record  # noqa: E402
 from pipeline.core.settings import load_settings  # noqa: E402
 
@@ -71,7 +72,7 @@ async def one_run(texts: list[str], latency: list[float], ordered: bool,
     engine = BatchEngine(settings, extract, written.append, mark=Deduplicator("near").mark)
     lines = io.BytesIO("".join(f"{url}\n" for url in urls).encode())
     started = time.perf_counter()
-    await engine.run(feed(read_items(lines)))
+    await engine.run(StreamScheduler.reading(read_items(lines)))
     wall = time.perf_counter() - started
     marks = {record.index: record.duplicate_of for record in written}
     kept = sum(marks[2 * k] is None and marks[2 * k + 1] == 2 * k

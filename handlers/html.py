@@ -31,6 +31,7 @@ from handlers.html_extract import (
     remove_unlikely,
     take_threads,
 )
+from handlers.html_links import page_links
 from handlers.html_metadata import page_metadata
 from handlers.html_readability import readability_main
 from handlers.html_render import render
@@ -124,6 +125,7 @@ class HTMLHandler:
             fields = FieldReader(ctx.options.schema, root, source=text, base_url=ctx.base_url,
                                  title=title, declared=read.declared, metas=read.metas,
                                  props=read.props)
+        links = page_links(root, ctx.base_url) if ctx.options.links else None
         hidden = clean_tree(root)
         if "published" not in metadata:  # the date shown with the headline
             shown = dateline(_headline(root, title))
@@ -136,6 +138,8 @@ class HTMLHandler:
         page_title = "" if title_element is None else text_of(title_element)
         picked: dict[str, Any] = {} if fields is None else dict(zip(
             ("fields", "fields_meta"), fields.finish(page, title, metadata), strict=True))
+        if links is not None:
+            picked.update(links=links[0], nofollow_links=links[1])
         reason = challenge_reason(page_title, text, body_element, visible)
         # An interstitial never holds an article.
         if reason and not holds_prose(page) and paragraph_chars(page) < PROSE_FLOOR:

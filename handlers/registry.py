@@ -55,6 +55,8 @@ class HandlerOptions(Mapping[str, Any]):
     * ``pdf_max_pages``, ``pdf_time_limit``: a PDF's page and time caps.
     * ``detect_lang``: a runner adds the text's language to the metadata
       (:mod:`pipeline.extract.language`); a handler need not.
+    * ``links``: the HTML handler lists the page's out-links in the document's ``links``
+      and ``nofollow_links`` (a crawl follows them).
     * ``schema``: the fields schema as canonical JSON text
       (:func:`pipeline.core.field_schemas.schema_text`), or None: the HTML handler then
       fills the document's ``fields`` and ``fields_meta`` (:mod:`handlers.fields`).
@@ -72,6 +74,7 @@ class HandlerOptions(Mapping[str, Any]):
     pdf_time_limit: float = _setting("pdf_time_limit")
     detect_lang: bool = False
     schema: str | None = None
+    links: bool = False
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> HandlerOptions:

@@ -1,11 +1,14 @@
-"""The bounded concurrent batch runner: lines in, one record per URL line out.
+"""The bounded concurrent batch runner: items in, one record per item out.
 
-Input items come in small batches (:func:`pipeline.batch.input.items.feed`: a reader thread and
-a bounded queue), so memory does not grow with the input and a slow stdin never blocks the event
-loop. At most ``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` ×
+The engine pulls its items from a scheduler (:mod:`pipeline.batch.scheduler`: a list, a
+table, a WARC, sitemaps and feeds, a crawl's frontier; the engine never knows which), which
+may be given more work while the run goes; the run ends when the scheduler has nothing
+pending and nothing is in flight. Today's inputs are read in small batches (a reader thread
+and a bounded queue), so memory does not grow with the input and a slow stdin never blocks
+the event loop. At most ``settings.concurrency`` URLs are in flight, and at most ``HOST_FACTOR`` ×
 ``settings.per_host`` of one host (the fetcher's gate admits ``per_host`` at a time; the rest
 are being extracted or queue right behind): a line whose host is busy is held back
-(:mod:`pipeline.batch.frontier`, at most ``FRONTIER_FACTOR`` × concurrency lines) while later
+(:mod:`pipeline.batch.host_queue`, at most ``HELD_FACTOR`` × concurrency lines) while later
 lines of other hosts start, so a list sorted by host does not leave every place waiting on one
 slow host. Identical URLs in flight (or recently done) are fetched once; records are written in
 completion order, or in input order through a bounded reorder buffer (``settings.ordered``).
@@ -18,13 +21,14 @@ import contextlib
 import gc
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pipeline.batch.frontier import HostFrontier, host_key
+from pipeline.batch.host_queue import HostQueue, host_key
 from pipeline.batch.input.items import LINE, REST, InputItem
 from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.scheduler import Scheduler
 from pipeline.core.errors import sanitize_message
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import Settings
@@ -32,7 +36,7 @@ from pipeline.core.settings import Settings
 DEDUP_WINDOW = 256  # finished URLs remembered for de-duplication
 REORDER_FACTOR = 4  # --ordered buffers at most this many times the concurrency
 HOST_FACTOR = 2  # lines of one host in flight, per connection the host may have
-FRONTIER_FACTOR = 8  # lines held back for a busy host: at most this many times the concurrency
+HELD_FACTOR = 8  # lines held back for a busy host: at most this many times the concurrency
 GRACE_SECONDS = 3.0  # how long in-flight work may finish after a stop request
 RUN_GC_THRESHOLD = 10_000  # young-generation threshold during a run (default 700)
 
@@ -141,8 +145,8 @@ class Summary:
         return "; ".join(parts)
 
 
-class _Slot:
-    """A place in the --ordered output queue."""
+class _OutputPlace:
+    """A started item's place in the --ordered output queue, filled when it finishes."""
 
     __slots__ = ("record",)
 
@@ -151,7 +155,7 @@ class _Slot:
 
 
 # A started (or held-back) line: the line, its --ordered slot, its host key.
-_Started = tuple[InputItem, _Slot | None, str | None]
+_Started = tuple[InputItem, _OutputPlace | None, str | None]
 
 
 class BatchEngine:
@@ -159,7 +163,8 @@ class BatchEngine:
 
     ``done`` (resume) names lines to skip; ``on_record`` is told about each written record
     (progress display); ``mark`` (``--dedup``) sees each record just before it is written, in
-    the output's order, and may change it. ``stop`` ends the run early: no new lines, a
+    the output's order, and may change it, or withhold it (None: a crawl's verdict that it
+    is no page of the run; not written, not counted). ``stop`` ends the run early: no new lines, a
     grace period for the ones in flight, then whatever is unfinished is dropped (and left for
     ``--resume``).
     """
@@ -167,7 +172,7 @@ class BatchEngine:
     def __init__(self, settings: Settings, extract: Extract, write: Write, *,
                  done: DoneSet | None = None,
                  on_record: Callable[[Record, Summary], None] | None = None,
-                 mark: Callable[[Record], Record] | None = None,
+                 mark: Callable[[Record], Record | None] | None = None,
                  grace: float = GRACE_SECONDS) -> None:
         self.settings = settings
         self._extract = extract
@@ -178,7 +183,7 @@ class BatchEngine:
         self._grace = grace
         self._inflight: dict[str, asyncio.Future[Record]] = {}
         self._recent: OrderedDict[str, Record] = OrderedDict()
-        self._slots: deque[_Slot] = deque()
+        self._slots: deque[_OutputPlace] = deque()
         self.summary = Summary(caching=settings.cache_dir is not None)
 
     async def _fetch_once(self, url: str) -> Record:
@@ -219,13 +224,17 @@ class BatchEngine:
 
     def _emit(self, record: Record) -> None:
         if self._mark is not None:
-            record = self._mark(record)
+            marked = self._mark(record)
+            if marked is None:  # the scheduler's own verdict: no record of this run
+                return
+            record = marked
         self._write(record)
         self.summary.add(record)
         if self._on_record is not None:
             self._on_record(record, self.summary)
 
-    def _finished(self, task: asyncio.Task[Record], line: InputItem, slot: _Slot | None) -> None:
+    def _finished(self, task: asyncio.Task[Record], line: InputItem,
+                  slot: _OutputPlace | None) -> None:
         if task.cancelled():
             return  # unfinished work is left for --resume, never written half-done
         if (exc := task.exception()) is not None:  # a bug here must not lose the line
@@ -241,10 +250,10 @@ class BatchEngine:
             self._slots.popleft()
             self._emit(ready)
 
-    async def run(self, batches: AsyncIterator[Sequence[InputItem]],
-                  stop: asyncio.Event | None = None) -> Summary:
-        """Process every line of every batch (or until ``stop`` is set); returns the
-        summary."""
+    async def run(self, scheduler: Scheduler, stop: asyncio.Event | None = None) -> Summary:
+        """Process every item ``scheduler`` hands out, including those enqueued while the
+        run goes (or until ``stop`` is set); returns the summary. The run ends when the
+        scheduler has nothing pending and nothing is in flight."""
         stop = stop or asyncio.Event()
         stopping = asyncio.ensure_future(stop.wait())
         pending: dict[asyncio.Task[Record], _Started] = {}
@@ -252,8 +261,7 @@ class BatchEngine:
         limit = self.settings.concurrency
         buffer_limit = REORDER_FACTOR * limit
         per_host = HOST_FACTOR * self.settings.per_host
-        frontier: HostFrontier[_Started] = HostFrontier(per_host,
-                                                        FRONTIER_FACTOR * limit)
+        held: HostQueue[_Started] = HostQueue(per_host, HELD_FACTOR * limit)
         # per_host >= concurrency: no host can be over its share; skip the bookkeeping
         keyed = per_host < limit
         # Finished tasks queue up here, so waiting costs the same whatever the concurrency.
@@ -269,44 +277,63 @@ class BatchEngine:
             pending[task] = started
             task.add_done_callback(on_done)
 
+        def drain() -> None:
+            while completed:
+                task = completed.popleft()
+                line, slot, key = pending.pop(task)
+                held.done(key)
+                self._finished(task, line, slot)
+            # held-back lines first: they are older than any line still to be read
+            while len(pending) < limit and not stop.is_set() and (
+                    (ready := held.take()) is not None):
+                start(ready)
+
         async def settle() -> None:
             if not completed:
                 progress.clear()
                 await _first(progress.wait(), stopping)
-            while completed:
-                task = completed.popleft()
-                line, slot, key = pending.pop(task)
-                frontier.done(key)
-                self._finished(task, line, slot)
-            # held-back lines first: they are older than any line still to be read
-            while len(pending) < limit and not stop.is_set() and (
-                    (held := frontier.take()) is not None):
-                start(held)
+            drain()
+
+        async def more() -> bool:
+            """The scheduler's ``pending()``, finished work written meanwhile (False on a
+            stop): a slow input holds up no record."""
+            waiter = asyncio.ensure_future(scheduler.pending())
+            try:
+                while not waiter.done() and not stop.is_set():
+                    drain()
+                    progress.clear()
+                    await _first(progress.wait(), stopping, waiter)
+                return waiter.done() and waiter.result()
+            finally:
+                waiter.cancel()
 
         try:
-            async for batch in _until(batches, stop):
-                for line in batch:
-                    if self._done is not None and (line.index, line.url) in self._done:
-                        self.summary.skipped += 1
+            while not stop.is_set():
+                if (line := scheduler.next()) is None:
+                    if await more() or stop.is_set():
                         continue
-                    while not stop.is_set() and (
-                        len(pending) >= limit or frontier.full
-                        or (ordered and len(self._slots) >= buffer_limit)
-                    ):
-                        await settle()
-                    if stop.is_set():
+                    if not pending:  # nothing pending, nothing in flight to add more
                         break
-                    slot = _Slot() if ordered else None
-                    if slot is not None:
-                        self._slots.append(slot)
-                    key = (host_key(line.url) if keyed and line.problem is None
-                           and line.locator is None else None)
-                    started = (line, slot, key)
-                    if frontier.offer(key, started):
-                        start(started)
-            # a held-back line's host has lines in flight: settling them starts it
-            while pending and not stop.is_set():
-                await settle()
+                    await settle()  # a finished item may enqueue more; held ones start
+                    continue
+                if self._done is not None and (line.index, line.url) in self._done:
+                    self.summary.skipped += 1
+                    continue
+                while not stop.is_set() and (
+                    len(pending) >= limit or held.full
+                    or (ordered and len(self._slots) >= buffer_limit)
+                ):
+                    await settle()
+                if stop.is_set():
+                    break
+                slot = _OutputPlace() if ordered else None
+                if slot is not None:
+                    self._slots.append(slot)
+                key = (host_key(line.url) if keyed and line.problem is None
+                       and line.locator is None else None)
+                started = (line, slot, key)
+                if held.offer(key, started):
+                    start(started)
             if pending:
                 await self._wind_down(pending)
         finally:
@@ -321,7 +348,7 @@ class BatchEngine:
         """After a stop: let in-flight work finish for a grace period, drop the rest, and
         write every finished record (in --ordered mode past the gaps, in input order —
         except with ``mark``: then the output stays an input-order prefix, so that --resume
-        marks the rest as an uninterrupted run would). Lines still held back by the frontier
+        marks the rest as an uninterrupted run would). Lines still held back by the host queue
         were never started: left for --resume."""
         done, late = await asyncio.wait(pending, timeout=self._grace)
         for task in late:
@@ -337,34 +364,13 @@ class BatchEngine:
         self._slots.clear()
 
 
-async def _first(awaitable: Awaitable[object], other: asyncio.Future[Any]) -> None:
-    """Wait until ``awaitable`` or ``other`` is done (``other`` is left running)."""
+async def _first(awaitable: Awaitable[object], *others: asyncio.Future[Any]) -> None:
+    """Wait until ``awaitable`` or one of ``others`` is done (``others`` are left running)."""
     waiter = asyncio.ensure_future(awaitable)
     try:
-        await asyncio.wait([waiter, other], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([waiter, *others], return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
-
-
-async def _until(items: AsyncIterator[T], stop: asyncio.Event) -> AsyncIterator[T]:
-    """``items`` until ``stop`` is set, even while waiting for the next one."""
-    iterator = aiter(items)
-    stopping = asyncio.ensure_future(stop.wait())
-    try:
-        while not stop.is_set():
-            following = asyncio.ensure_future(anext(iterator))
-            await asyncio.wait([following, stopping], return_when=asyncio.FIRST_COMPLETED)
-            if not following.done():
-                following.cancel()
-                # the step must end before the source is closed (a sitemap's parse, say)
-                await asyncio.wait([following])
-                return
-            try:
-                yield following.result()
-            except StopAsyncIteration:
-                return
-    finally:
-        stopping.cancel()
 
 
 @contextlib.contextmanager

@@ -33,13 +33,14 @@ from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_don
 from pipeline.batch.output.sinks import stored_texts as stored_texts_jsonl
 from pipeline.batch.pool import ProcessRunner
 from pipeline.batch.progress import ProgressBar
+from pipeline.batch.scheduler import Scheduler, StreamScheduler
 from pipeline.core.errors import PROG, PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
 from pipeline.extract.language import load_model
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.base import Fetcher
-from pipeline.fetch.client import HttpFetcher
+from pipeline.fetch.client import HttpFetcher, RedirectGuard
 from pipeline.fetch.credentials import CredentialScope
 from pipeline.fetch.local_files import LocalSource
 
@@ -155,6 +156,21 @@ def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] 
     return deduplicator.mark
 
 
+Review = Callable[[Record], Record | None]
+
+
+def reviewed(review: Review | None, mark: Callable[[Record], Record] | None) -> Review | None:
+    """``review`` (a crawl's), then ``--dedup``'s ``mark`` on what it lets through."""
+    if review is None or mark is None:
+        return review or mark
+
+    def both(record: Record) -> Record | None:
+        kept = review(record)
+        return None if kept is None else mark(kept)
+
+    return both
+
+
 def engine_settings(settings: Settings) -> Settings:
     """The engine's settings: with ``--dedup``, records are written (and so marked) in input
     order, so the earliest line of two copies is the original whichever finishes first, and
@@ -171,7 +187,10 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         expand: ExpandOptions | None = None,
                         local_files: LocalSource | None = None,
                         credential_scope: CredentialScope | None = None,
-                        warc_stem: str = PLAIN_STEM) -> Summary:
+                        warc_stem: str = PLAIN_STEM,
+                        scheduler: Scheduler | None = None,
+                        redirect_guard: RedirectGuard | None = None,
+                        review: Review | None = None) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
@@ -179,7 +198,12 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
     ``--warc-out`` the WARC files named ``warc_stem`` open (and are repaired) right after
     it. Credentials go only to what ``credential_scope`` allows (None: every URL). Raises
     ``PipelineError('config')`` when the handler workers cannot start, and the WARC
-    writer's ``OutputError`` before the first record after a failed WARC write."""
+    writer's ``OutputError`` before the first record after a failed WARC write.
+
+    A crawl passes its frontier as ``scheduler`` (then ``items`` is empty: the scheduler
+    is the input), a ``redirect_guard`` that keeps each redirect hop in its scope, and
+    ``review``, which sees each record first and may withhold it (None: not written, not
+    counted)."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -195,10 +219,11 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
         expanding = expand is not None and bool(expand.roots)
         documents = fetcher  # an injected fetcher serves the documents too
         if fetcher is None and (expanding or credential_scope is not None
-                                or archive is not None):
+                                or archive is not None or redirect_guard is not None):
             fetcher = await fetchers.enter_async_context(HttpFetcher(
                 settings, early_reject=registry.rejects_early,
-                credential_scope=credential_scope, archive=archive))
+                credential_scope=credential_scope, archive=archive,
+                redirect_guard=redirect_guard))
             if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
                     document_fetcher(settings, fetcher.gate, credential_scope, archive))
@@ -226,12 +251,14 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
             try:
                 engine = BatchEngine(engine_settings(settings), extract, write,
                                      done=output.done or None, on_record=on_record,
-                                     mark=marker(settings, output))
+                                     mark=reviewed(review, marker(settings, output)))
                 undo = _install_stop(stop, signals)
                 try:
                     with calm_collector():
-                        async with contextlib.aclosing(run_batches(items, expander)) as batches:
-                            summary = await engine.run(batches, stop)
+                        async with (StreamScheduler(run_batches(items, expander))
+                                    if scheduler is None
+                                    else contextlib.nullcontext(scheduler)) as work:
+                            summary = await engine.run(work, stop)
                 finally:
                     undo()
                 if archive is not None:

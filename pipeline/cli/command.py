@@ -106,6 +106,7 @@ _HELP = {
     "cache": "library and MCP server: do not keep full texts in the on-disk cache",
     "warc_out": "write every response the run receives (and its request) as WARC/1.1 files "
     "in DIR, gzip per record (extra 'warc'; see docs/corpus.md)",
+    "links": "add each HTML page's out-links to its record (links, nofollow_links)",
     "detect_lang": "leave out metadata.detected_lang(_score), the language of the extracted "
     "text",
 }
@@ -133,11 +134,12 @@ _GROUP_OF: dict[str, str] = {name: group for group, names in {
     OUTPUT: ("ordered", "quiet"),
     FETCH: ("concurrency", "per_host", "rate", "max_bytes", "timeout", "connect_timeout",
             "read_timeout", "retries", "retry_after_cap", "max_redirects", "head", "head_trust",
-            "user_agent", "allow_net", "allow_private", "robots", "proxy", "trust_env",
-            "allow_proxy_net", "headers", "cookie_file", "credential_hosts",
+            "user_agent", "allow_net", "allow_private", "robots", "crawl_delay_cap", "proxy",
+            "trust_env", "allow_proxy_net", "headers", "cookie_file", "credential_hosts",
             "credential_headers"),
     CONTENT: ("max_chars", "format", "html_extractor", "pdf_max_pages", "pdf_time_limit",
               "handler_timeout", "handlers", "include_comments", "structured_raw", "fields_schema",
+              "links",
               "detect_lang", "extract_backend", "backend"),
     RENDERING: ("render", "render_concurrency", "browser_path", "render_wait",
                 "render_max_bytes", "render_restart_pages", "render_max_memory_mb"),
@@ -161,6 +163,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--retries", "retries", {"type": int, "metavar": "N"}),
     ("--retry-after-cap", "retry_after_cap", {"type": float, "metavar": "SECONDS"}),
     ("--max-redirects", "max_redirects", {"type": int, "metavar": "N"}),
+    ("--crawl-delay-cap", "crawl_delay_cap", {"type": float, "metavar": "SECONDS"}),
     ("--head-trust", "head_trust", {"type": int, "metavar": "N"}),
     ("--pdf-max-pages", "pdf_max_pages", {"type": int, "metavar": "N"}),
     ("--pdf-time-limit", "pdf_time_limit", {"type": float, "metavar": "SECONDS"}),
@@ -215,6 +218,7 @@ _SWITCHES: tuple[tuple[str, str, bool], ...] = (
     ("--quiet", "quiet", True),
     ("--robots", "robots", True),
     ("--include-comments", "include_comments", True),
+    ("--links", "links", True),
     ("--structured-raw", "structured_raw", True),
     ("--compress", "compress", True),
     ("--no-cache", "cache", False),

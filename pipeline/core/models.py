@@ -93,6 +93,10 @@ class Document(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     fields: dict[str, Any] | None = None
     fields_meta: dict[str, Any] | None = None
+    # With HandlerOptions.links (a crawl): the page's out-links, absolute, in page order,
+    # those marked rel=nofollow apart; None when not asked for.
+    links: list[str] | None = None
+    nofollow_links: list[str] | None = None
 
 
 class ExtractOptions(BaseModel):
@@ -119,7 +123,11 @@ class Record(_Outcome):
     ``filtered``: not ok, no content, its metadata kept. ``fields`` and ``fields_meta``
     (a schema was asked for: ``--schema``, ``web_extract(schema=…)``) are the schema's
     properties, each a value or null, and where each came from; without a schema they are
-    left out of the record's JSON altogether, so such records are what they were."""
+    left out of the record's JSON altogether, so such records are what they were. A crawl's
+    records add ``depth`` (link hops from a start page), ``parent`` (the page that linked
+    here, null for a start page) and ``via`` (``start``, ``sitemap``, ``link``,
+    ``redirect``), and with ``--links`` the page's out-links (``links``, ``nofollow_links``);
+    outside a crawl these are left out of the JSON too."""
 
     url: str
     index: int | None = None
@@ -146,16 +154,22 @@ class Record(_Outcome):
     input: dict[str, Any] | None = None
     source: str | None = None
     duplicate_of: int | None = None
+    depth: int | None = None
+    parent: str | None = None
+    via: str | None = None
+    links: list[str] | None = None
+    nofollow_links: list[str] | None = None
     error: ErrorInfo | None = None
 
     _what = "record"
-    _ONLY_WITH_SCHEMA: ClassVar[tuple[str, ...]] = ("fields", "fields_meta")
+    _LEFT_OUT_WHEN_NULL: ClassVar[tuple[str, ...]] = (
+        "fields", "fields_meta", "depth", "parent", "via", "links", "nofollow_links")
 
     @model_serializer(mode="wrap")
     def _without_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict):
-            for name in self._ONLY_WITH_SCHEMA:
+            for name in self._LEFT_OUT_WHEN_NULL:
                 if data.get(name, 0) is None:
                     del data[name]
         return data

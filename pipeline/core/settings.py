@@ -67,6 +67,9 @@ class Settings(BaseModel):
     allow_net: list[str] = Field(default_factory=list, description="CIDRs opened to fetching")
     allow_private: bool = Field(False, description="open RFC 1918/4193 ranges and loopback")
     robots: bool = Field(False, description="honour robots.txt and Crawl-delay")
+    crawl_delay_cap: float = Field(30.0, ge=0, description="the longest robots.txt "
+                                   "Crawl-delay honoured, in seconds")
+    links: bool = Field(False, description="list each HTML page's out-links (a crawl)")
     proxy: str | None = Field(
         None, description="send every request through this proxy: http://, https:// or "
         "socks5:// (extra [socks]); credentials as user:password@")

@@ -167,6 +167,7 @@ class NativeExtractor:
                               include_comments=s.include_comments,
                               html_extractor=s.html_extractor,
                               structured_raw=s.structured_raw, detect_lang=s.detect_lang,
+                              links=s.links,
                               schema=None if s.fields_schema is None
                               else schema_text(s.fields_schema))
 
@@ -210,6 +211,8 @@ class NativeExtractor:
                       metadata=clip_metadata(document.metadata))
         if document.fields is not None:
             fields.update(fields=document.fields, fields_meta=document.fields_meta)
+        if document.links is not None:  # kept on an empty page too: a crawl follows them
+            fields.update(links=document.links, nofollow_links=document.nofollow_links)
         if not document.content.strip():
             raise PipelineError("empty", "nothing worth reading on the page")
         cut = (Truncated(document.content, document.truncated, document.next_offset)

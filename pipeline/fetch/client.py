@@ -58,6 +58,9 @@ DEFAULT_SLOWDOWN = 1.0
 _NO_HEAD_STATUSES = frozenset({405, 501})
 # Answers that have no body by definition: an archive keeps them whole without reading one.
 _NO_BODY_STATUSES = frozenset({204, 304})
+# Asked before each redirect hop with (the chain's first URL, the hop's URL): a reason not to
+# follow it (a crawl's scope), which fails the URL as ``blocked``, or None.
+RedirectGuard = Callable[[URL, URL], "str | None"]
 
 
 @dataclass
@@ -132,8 +135,10 @@ class HttpFetcher:
                  gate: HostGate | None = None,
                  transport: Transport | None = None,
                  credential_scope: CredentialScope | None = None,
-                 archive: ResponseArchive | None = None) -> None:
+                 archive: ResponseArchive | None = None,
+                 redirect_guard: RedirectGuard | None = None) -> None:
         self.settings = settings or Settings()
+        self._redirect_guard = redirect_guard
         self._archive = archive
         self.policy = NetworkPolicy.from_settings(self.settings)
         self.early_reject = early_reject or is_binary_media_type
@@ -365,7 +370,7 @@ class HttpFetcher:
         return answer.status, answer.body
 
     def _set_crawl_delay(self, url: URL, seconds: float) -> None:
-        self.gate.set_interval(_host_key(url), min(seconds, self.settings.retry_after_cap))
+        self.gate.set_interval(_host_key(url), min(seconds, self.settings.crawl_delay_cap))
 
     async def exchange(self, method: str, url: URL, *, max_bytes: int,
                        deadline: float | None = None,
@@ -385,8 +390,12 @@ class HttpFetcher:
         seen = {str(url)}
         # None: no credentials in this chain (out of scope, or it left the first host)
         origin: URL | None = url if self._scope is None or self._scope.allows(url) else None
+        first = url
         for hop in range(s.max_redirects + 1):
             check_target(url, self.policy)
+            if hop and self._redirect_guard is not None and (
+                    refusal := self._redirect_guard(first, url)) is not None:
+                raise FetchError("blocked", refusal, final_url=str(url))
             if self._routes is not None and self._routes.proxied(url):
                 await self._routes.check_target(url)
             if origin is not None and not same_host(url, origin):

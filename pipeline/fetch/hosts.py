@@ -68,8 +68,8 @@ class _Admission:
         self.entry.users -= 1
 
 
-class _Slot:
-    """``async with gate.slot(host, deadline, hold)``: runs for every request."""
+class _RequestPacing:
+    """``async with gate.slot(host, deadline, hold)``: paces every request to a host."""
 
     __slots__ = ("deadline", "entry", "gate", "hold", "host")
 
@@ -150,7 +150,7 @@ class HostGate:
         return _Admission(self, host)
 
     def slot(self, host: str, deadline: float | None = None,
-             hold: Callable[[float], float] | None = None) -> _Slot:
+             hold: Callable[[float], float] | None = None) -> _RequestPacing:
         """Pace one request to ``host`` (``async with``): wait out any slow-down, then the
         rate limiter.
 
@@ -160,7 +160,7 @@ class HostGate:
         the deadline then in force (a URL waiting out its host's pause has not started, so
         its own deadline may stand still meanwhile).
         """
-        return _Slot(self, host, deadline, hold)
+        return _RequestPacing(self, host, deadline, hold)
 
     def slow_down(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` (a 429 or 503 with Retry-After)."""

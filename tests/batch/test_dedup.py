@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from pipeline.batch import dedup
 from pipeline.batch.dedup import Deduplicator, normalized, shingles
 from pipeline.batch.engine import BatchEngine
-from pipeline.batch.input.items import feed, read_items
+from pipeline.batch.input.items import read_items
+from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import load_settings
 
@@ -192,7 +193,8 @@ async def test_a_stopped_ordered_run_with_marks_writes_an_input_order_prefix():
     deduplicator = Deduplicator("exact")
     engine = BatchEngine(config, extract, written.append, mark=deduplicator.mark, grace=0.05)
     stop = asyncio.Event()
-    running = asyncio.ensure_future(engine.run(feed(read_items(io.BytesIO(urls))), stop))
+    work = StreamScheduler.reading(read_items(io.BytesIO(urls)))
+    running = asyncio.ensure_future(engine.run(work, stop))
     while len(written) < 2:
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.05)  # lines 3-5 finish and wait behind line 2

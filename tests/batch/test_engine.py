@@ -9,6 +9,7 @@ import random
 from pipeline.batch.engine import BatchEngine
 from pipeline.batch.input.items import MAX_LINE_BYTES, feed, read_items
 from pipeline.batch.output.sinks import DoneSet
+from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.models import Record
 from pipeline.core.settings import load_settings
 from pipeline.extract.native import NativeExtractor
@@ -53,11 +54,16 @@ def test_a_line_longer_than_the_limit_is_never_held_whole():
     assert lines[0].problem
 
 
+def scheduled(data: bytes) -> StreamScheduler:
+    """The engine's work: the URL lines of ``data``."""
+    return StreamScheduler.reading(read_items(io.BytesIO(data)))
+
+
 async def run_engine(data: bytes, fetcher, *, done=None, stop=None, **overrides):
     written: list[Record] = []
     async with NativeExtractor(settings(**overrides), fetcher=fetcher) as native:
         engine = BatchEngine(native.settings, native.extract_one, written.append, done=done)
-        summary = await engine.run(feed(read_items(io.BytesIO(data))), stop)
+        summary = await engine.run(scheduled(data), stop)
     return written, summary
 
 
@@ -143,7 +149,7 @@ async def test_stop_writes_finished_work_and_drops_the_rest():
     async with NativeExtractor(config, fetcher=StuckFetcher({u: page(u, b"x") for u in urls})
                                ) as native:
         engine = BatchEngine(config, native.extract_one, written.append, grace=0.05)
-        running = asyncio.ensure_future(engine.run(feed(read_items(io.BytesIO(data))), stop))
+        running = asyncio.ensure_future(engine.run(scheduled(data), stop))
         while len(written) < 2:
             await asyncio.sleep(0.01)
         stop.set()
@@ -177,7 +183,7 @@ async def test_ordered_buffer_is_bounded_while_the_head_is_slow():
     written: list[Record] = []
     async with NativeExtractor(config, fetcher=fetcher) as native:
         engine = BatchEngine(config, native.extract_one, written.append)
-        running = asyncio.ensure_future(engine.run(feed(read_items(io.BytesIO(data)))))
+        running = asyncio.ensure_future(engine.run(scheduled(data)))
         while fetcher.started < REORDER_FACTOR * 4:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.2)  # room to overshoot the bound, if it could
@@ -197,7 +203,7 @@ async def test_an_extract_bug_still_gives_every_line_a_record():
     written: list[Record] = []
     engine = BatchEngine(settings(), broken, written.append)
     data = b"http://example.test/a\nhttp://example.test/a\nhttp://example.test/b\n"
-    summary = await engine.run(feed(read_items(io.BytesIO(data))))
+    summary = await engine.run(scheduled(data))
     assert sorted(r.index for r in written) == [0, 1, 2]
     assert all(r.error.kind == "extract" and "engine-level bug" in r.error.message
                for r in written)

@@ -71,6 +71,8 @@ def schema() -> Any:
         ("compressed", flag), ("chars", number),
         ("bytes", number), ("attempts", number), ("elapsed_ms", number), ("cache", text),
         ("rendered", flag), ("input", text), ("source", text), ("duplicate_of", number),
+        ("depth", number), ("parent", text), ("via", text), ("links", pa.list_(text)),
+        ("nofollow_links", pa.list_(text)),
         ("error", pa.struct([("kind", text), ("message", text), ("retryable", flag)])),
     ])
 

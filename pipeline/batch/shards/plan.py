@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.batch.frontier import host_key
+from pipeline.batch.host_queue import host_key
 from pipeline.batch.input.items import InputItem
 from pipeline.core.errors import OutputError, UsageError
 

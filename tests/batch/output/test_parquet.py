@@ -25,13 +25,13 @@ QUIET = ["--quiet", "--workers", "1", "--ordered"]
 
 def rows(path: Path) -> list[dict]:
     """The records of a Parquet directory, as JSON records look (JSON text columns read;
-    the columns a record's JSON leaves out when null, fields and fields_meta, left out)."""
+    the columns a record's JSON leaves out when null left out)."""
     found = pq.read_table(path).to_pylist()
     for row in found:
         for name in parquet_sink.JSON_FIELDS:
             if row[name] is not None:
                 row[name] = json.loads(row[name])
-        for name in Record._ONLY_WITH_SCHEMA:
+        for name in Record._LEFT_OUT_WHEN_NULL:
             if row[name] is None:
                 del row[name]
     return sorted(found, key=lambda row: row["index"])

@@ -16,7 +16,7 @@ from aiohttp import web
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.batch.frontier import host_key
+from pipeline.batch.host_queue import host_key
 from pipeline.batch.input.items import InputItem, load_items, read_items
 from pipeline.batch.shards.plan import parse_shard, shard_of, split_items
 from pipeline.cli import command as cli

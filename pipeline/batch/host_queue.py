@@ -1,7 +1,7 @@
-"""The batch engine's per-host frontier: which input line may start now.
+"""The batch engine's per-host queue: which input line may start now.
 
 The fetcher's host gate admits ``per_host`` requests per host; lines beyond that would sit in
-the gate holding one of the engine's global places while other hosts idle. The frontier
+the gate holding one of the engine's global places while other hosts idle. The host queue
 keeps them back instead, in a bounded look-ahead, and hands them out again — oldest line of
 the host first — as soon as their host has room. Every operation is O(1) amortised.
 """
@@ -30,7 +30,7 @@ def host_key(url: str) -> str | None:
     return authority
 
 
-class HostFrontier(Generic[T]):
+class HostQueue(Generic[T]):
     """Lines in flight per host, and lines waiting for their host (at most ``capacity``).
 
     ``offer`` a new line: it may start at once, or it waits. ``done`` when a started line

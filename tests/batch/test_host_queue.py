@@ -1,4 +1,4 @@
-"""The per-host frontier: a slow host at the head of the input does not hold up the others,
+"""The per-host queue: a slow host at the head of the input does not hold up the others,
 no host has more than ``HOST_FACTOR`` × ``per_host`` lines in flight, the look-ahead is bounded."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from collections import Counter
 
 import pytest
 
-from pipeline.batch.engine import FRONTIER_FACTOR, HOST_FACTOR, BatchEngine
-from pipeline.batch.frontier import HostFrontier, host_key
+from pipeline.batch.engine import HELD_FACTOR, HOST_FACTOR, BatchEngine
+from pipeline.batch.host_queue import HostQueue, host_key
 from pipeline.batch.input.items import InputItem
+from pipeline.batch.scheduler import StreamScheduler
 from pipeline.core.models import ErrorInfo, Record
 from pipeline.core.settings import load_settings
 
@@ -34,29 +35,29 @@ def test_host_key(url, key):
     assert host_key(url) == key
 
 
-def test_frontier_holds_back_a_busy_host_and_hands_its_lines_out_in_order():
-    frontier: HostFrontier[str] = HostFrontier(per_host=2, capacity=3)
-    assert frontier.offer("a", "a1") and frontier.offer("a", "a2")
-    assert not frontier.offer("a", "a3") and not frontier.offer("a", "a4")
-    assert frontier.offer("b", "b1") and frontier.offer(None, "no host")
-    assert frontier.take() is None and not frontier.full
-    assert not frontier.offer("a", "a5") and frontier.full
-    frontier.done("b")
-    assert frontier.take() is None  # b has room but nothing held
-    frontier.done("a")
-    assert frontier.take() == "a3" and frontier.take() is None
-    frontier.done("a")
-    frontier.done("a")
-    assert [frontier.take(), frontier.take(), frontier.take()] == ["a4", "a5", None]
-    assert frontier.waiting == 0
+def test_host_queue_holds_back_a_busy_host_and_hands_its_lines_out_in_order():
+    queue: HostQueue[str] = HostQueue(per_host=2, capacity=3)
+    assert queue.offer("a", "a1") and queue.offer("a", "a2")
+    assert not queue.offer("a", "a3") and not queue.offer("a", "a4")
+    assert queue.offer("b", "b1") and queue.offer(None, "no host")
+    assert queue.take() is None and not queue.full
+    assert not queue.offer("a", "a5") and queue.full
+    queue.done("b")
+    assert queue.take() is None  # b has room but nothing held
+    queue.done("a")
+    assert queue.take() == "a3" and queue.take() is None
+    queue.done("a")
+    queue.done("a")
+    assert [queue.take(), queue.take(), queue.take()] == ["a4", "a5", None]
+    assert queue.waiting == 0
 
 
 def test_a_new_line_queues_behind_its_hosts_held_lines():
-    frontier: HostFrontier[str] = HostFrontier(per_host=1, capacity=10)
-    assert frontier.offer("a", "a1") and not frontier.offer("a", "a2")
-    frontier.done("a")  # room for a, but a2 was first
-    assert not frontier.offer("a", "a3")
-    assert frontier.take() == "a2" and frontier.take() is None
+    queue: HostQueue[str] = HostQueue(per_host=1, capacity=10)
+    assert queue.offer("a", "a1") and not queue.offer("a", "a2")
+    queue.done("a")  # room for a, but a2 was first
+    assert not queue.offer("a", "a3")
+    assert queue.take() == "a2" and queue.take() is None
 
 
 class HostLatency:
@@ -95,7 +96,7 @@ def lines(urls: list[str], batch: int = 7):
         for at in range(0, len(items), batch):
             yield items[at:at + batch]
 
-    return batches()
+    return StreamScheduler(batches())
 
 
 def sorted_by_host(slow: int, fast_hosts: int, fast_each: int) -> tuple[list[str], list[str]]:
@@ -174,10 +175,10 @@ async def test_look_ahead_is_bounded():
     share = HOST_FACTOR * per_host
     engine = BatchEngine(settings(concurrency=concurrency, per_host=per_host), extract,
                          written.append)
-    running = asyncio.ensure_future(engine.run(batches()))
+    running = asyncio.ensure_future(engine.run(StreamScheduler(batches())))
     await _quiet(lambda: pulled)
     # started + held back + the one line waiting for room: nothing more is read
-    assert pulled <= share + FRONTIER_FACTOR * concurrency + 1
+    assert pulled <= share + HELD_FACTOR * concurrency + 1
     assert len(extract.started) == share and written == []
     extract.release.set()
     await asyncio.wait_for(running, 10)
