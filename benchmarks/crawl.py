@@ -11,8 +11,8 @@ there is no sitemap, so every page is found by links.
 
 Each crawler runs in its own process at the same concurrency (requests in flight to the one
 host), without politeness delays, and writes one line per page it returns:
-- ``us``: ``python -m pipeline crawl`` (the batch defaults otherwise: HEAD guard off, since
-  the peers send none);
+- ``us``: :func:`pipeline.crawl.run.crawl`, the entry point of the ``crawl`` command (the
+  batch defaults otherwise; the HEAD guard off, since the peers send none);
 - ``scrapy``: a ``CrawlSpider`` with one ``LinkExtractor`` rule, trafilatura's markdown in
   the callback (extra ``[crawlbench]``);
 - ``crawl4ai``: ``BFSDeepCrawlStrategy`` over ``AsyncHTTPCrawlerStrategy`` (no browser).
@@ -114,16 +114,23 @@ def serve(site: Site, latency: float, port: int, ready) -> None:  # pragma: no c
 
     fetched: Counter[int] = Counter()
     other = Counter[str]()
+    flight = Counter[str]()  # "now" in flight, "most" at once: the concurrency really used
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if request.path == "/__stats":
             return web.json_response({"fetched": {str(k): v for k, v in fetched.items()},
-                                      "other": dict(other)})
+                                      "other": dict(other), "most_in_flight": flight["most"]})
         if request.path == "/__reset":
             fetched.clear()
             other.clear()
+            flight.clear()
             return web.Response(text="ok")
-        await asyncio.sleep(latency)
+        flight["now"] += 1
+        flight["most"] = max(flight["most"], flight["now"])
+        try:
+            await asyncio.sleep(latency)
+        finally:
+            flight["now"] -= 1
         if request.path == "/robots.txt":
             return web.Response(text="User-agent: *\nAllow: /\n")
         number = page_id(str(request.url))
@@ -227,12 +234,22 @@ def run_crawl4ai(start: str, out: Path, concurrency: int, max_pages: int) -> Non
     asyncio.run(main())
 
 
-def us_command(start: str, out: Path, concurrency: int, max_pages: int) -> list[str]:
-    """Our crawl command, politeness set like the peers' (no delay, the same concurrency)."""
-    return [sys.executable, "-m", "pipeline", "crawl", start, "-o", str(out),
-            "--max-pages", str(max_pages), "--max-depth", "100",
-            "--concurrency", str(concurrency), "--per-host", str(concurrency),
-            "--rate", "100000", "--no-head", "--allow-net", "127.0.0.1/32", "--quiet"]
+def run_us(start: str, out: Path, concurrency: int, max_pages: int) -> None:
+    """Our crawler through its library entry point (the one the ``crawl`` command runs),
+    politeness set like the peers' (no delay, the same concurrency, no HEAD guard: the peers
+    send none), each record written as it comes."""
+    from pipeline.core.settings import Settings
+    from pipeline.crawl.run import CrawlOptions, crawl
+
+    settings = Settings(concurrency=concurrency, per_host=concurrency, rate=100_000.0,
+                        head=False, allow_net=["127.0.0.1/32"], quiet=True)
+    with out.open("w") as sink:
+        def write(record) -> None:
+            sink.write(json.dumps({"url": record.url, "final_url": record.final_url,
+                                   "ok": record.ok}) + "\n")
+
+        asyncio.run(crawl([start], CrawlOptions(max_pages=max_pages, max_depth=100), settings,
+                          on_record=write))
 
 
 def read_urls(out: Path) -> list[str]:
@@ -262,12 +279,9 @@ def bench(tool: str, site: Site, base: str, args: argparse.Namespace, work: Path
     out.unlink(missing_ok=True)
     start = f"{base}/s/0/"
     env = {**os.environ, "CRAWL4_AI_BASE_DIRECTORY": str(work)}
-    max_pages = site.pages * 2
-    if tool == "us":
-        command = us_command(start, out, args.concurrency, max_pages)
-    else:
-        command = [sys.executable, __file__, "--run", tool, "--start", start, "--out", str(out),
-                   "--concurrency", str(args.concurrency), "--max-pages", str(max_pages)]
+    max_pages = site.pages * 10  # no budget stops a crawler: duplicates count against it
+    command = [sys.executable, __file__, "--run", tool, "--start", start, "--out", str(out),
+               "--concurrency", str(args.concurrency), "--max-pages", str(max_pages)]
     measured = run_measured(command, env=env, timeout=args.timeout)
     urls = read_urls(out)
     stats = fetch_stats(base)
@@ -278,6 +292,7 @@ def bench(tool: str, site: Site, base: str, args: argparse.Namespace, work: Path
             "wall_s": round(measured.wall_s, 1),
             "cpu_s_per_page": round(measured.cpu_s / pages, 4),
             "peak_rss_mb": round(measured.peak_rss_bytes / 2**20),
+            "most_in_flight": stats.get("most_in_flight"),
             **counted.__dict__,
             "stderr_tail": measured.stderr.strip().splitlines()[-3:] if measured.returncode
             else []}
@@ -292,13 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1_800)
     parser.add_argument("--port", type=int, default=8754)
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--run", choices=("scrapy", "crawl4ai"), help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=TOOLS, help=argparse.SUPPRESS)
     parser.add_argument("--start", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--max-pages", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.run:  # one peer, in its own process
-        runner = run_scrapy if args.run == "scrapy" else run_crawl4ai
+        runner = {"us": run_us, "scrapy": run_scrapy, "crawl4ai": run_crawl4ai}[args.run]
         runner(args.start, Path(args.out), args.concurrency, args.max_pages)
         return 0
     site = generate(args.pages)
