@@ -125,6 +125,8 @@ class HTMLHandler:
             fields = FieldReader(ctx.options.schema, root, source=text, base_url=ctx.base_url,
                                  title=title, declared=read.declared, metas=read.metas,
                                  props=read.props)
+        # with links asked for, a page without text still gives them: the caller says
+        # "empty" then (pipeline.extract.native), so a crawl goes on past a hub of links
         links = page_links(root, ctx.base_url) if ctx.options.links else None
         hidden = clean_tree(root)
         if "published" not in metadata:  # the date shown with the headline
@@ -155,7 +157,7 @@ class HTMLHandler:
                                                          base_url=ctx.base_url)
             if len(content) < enough:
                 content = _unless_prose_lost(source, content, markdown, ctx.base_url)
-            if not content.strip():
+            if not content.strip() and links is None:
                 raise PipelineError("empty", "no extractable text on the page")
             return Document(title=title, content=content, format=ctx.format,
                             metadata=metadata, **picked)
@@ -188,7 +190,7 @@ class HTMLHandler:
                                      declared == "article")
         if len(content) < (MIN_CHARS if declared == "article" else enough):
             content = _unless_prose_lost(source, content, markdown, ctx.base_url)
-        if not content.strip():
+        if not content.strip() and links is None:
             raise PipelineError("empty", "no extractable text on the page")
         comments = "\n\n".join(filter(None, (render(t, markdown=markdown, base_url=ctx.base_url)
                                               for t in threads)))

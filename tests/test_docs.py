@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-COMMANDS = ("", "search", "backends", "mcp", "merge")  # "": the batch command
+COMMANDS = ("", "search", "backends", "mcp", "merge", "crawl", "map")  # "": the batch command
 FLAG = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 COMMAND_LINE = re.compile(r"python -m pipeline\b(?P<rest>.*)")
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)

@@ -27,6 +27,7 @@ from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions, RunInput, naming
 from pipeline.batch.input.sources import document_fetcher, run_batches, say
+from pipeline.batch.output.markdown_dir import MarkdownDir
 from pipeline.batch.output.output_dir import part_stem
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.output.sinks import DoneSet, JsonlSink, StoredText, scan_done
@@ -159,6 +160,20 @@ def marker(settings: Settings, output: RunOutput) -> Callable[[Record], Record] 
 Review = Callable[[Record], Record | None]
 
 
+def with_markdown_dir(settings: Settings, write: Callable[[Record], None]
+                      ) -> Callable[[Record], None]:
+    """``write``, and with ``--markdown-dir`` each page's markdown file after its record."""
+    if settings.markdown_dir is None:
+        return write
+    pages = MarkdownDir(settings.markdown_dir)
+
+    def both(record: Record) -> None:
+        write(record)
+        pages.write(record)
+
+    return both
+
+
 def reviewed(review: Review | None, mark: Callable[[Record], Record] | None) -> Review | None:
     """``review`` (a crawl's), then ``--dedup``'s ``mark`` on what it lets through."""
     if review is None or mark is None:
@@ -236,7 +251,7 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:
             output = open_output()
-            write = output.write
+            write = with_markdown_dir(settings, output.write)
             if archive is not None:
                 fetchers.callback(archive.close)
                 try:
@@ -245,9 +260,10 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                     output.close()
                     raise
 
-                def write(record: Record, archive: WarcWriter = archive) -> None:
+                def write(record: Record, archive: WarcWriter = archive,
+                          inner: Callable[[Record], None] = write) -> None:
                     archive.raise_failure()  # no record after a response the WARC lacks
-                    output.write(record)
+                    inner(record)
             try:
                 engine = BatchEngine(engine_settings(settings), extract, write,
                                      done=output.done or None, on_record=on_record,

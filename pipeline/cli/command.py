@@ -38,6 +38,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backends": "pipeline.cli.search:backends_main",
     "mcp": "pipeline.cli.mcp:main",
     "merge": "pipeline.cli.merge:merge_main",
+    "crawl": "pipeline.cli.crawl:crawl_main",
+    "map": "pipeline.cli.crawl:map_main",
 }
 
 
@@ -131,7 +133,7 @@ OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES = (
     "rendering (see docs/rendering.md)", "corpus (see docs/corpus.md)",
     "scale-out (see docs/batch.md 'Scaling out')", "cache and compressor", "settings files")
 _GROUP_OF: dict[str, str] = {name: group for group, names in {
-    OUTPUT: ("ordered", "quiet"),
+    OUTPUT: ("ordered", "quiet", "markdown_dir"),
     FETCH: ("concurrency", "per_host", "rate", "max_bytes", "timeout", "connect_timeout",
             "read_timeout", "retries", "retry_after_cap", "max_redirects", "head", "head_trust",
             "user_agent", "allow_net", "allow_private", "robots", "crawl_delay_cap", "proxy",
@@ -183,6 +185,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--proxy", "proxy", {"metavar": "URL"}),
     ("--cookie-file", "cookie_file", {"metavar": "FILE"}),
     ("--warc-out", "warc_out", {"metavar": "DIR"}),
+    ("--markdown-dir", "markdown_dir", {"metavar": "DIR"}),
     ("--warc-max-bytes", "warc_max_bytes", {"type": int, "metavar": "BYTES"}),
     ("--render", "render", {"choices": ("never", "auto", "always")}),
     ("--render-concurrency", "render_concurrency", {"type": int, "metavar": "N"}),
@@ -196,7 +199,7 @@ _VALUED: tuple[tuple[str, str, dict[str, Any]], ...] = (
 # Settings only the batch command reads: other commands (mcp) offer no flag for them.
 BATCH_ONLY = frozenset({"ordered", "quiet", "processes", "dedup", "drop_duplicates",
                         "languages", "structured_raw", "warc_out", "warc_max_bytes",
-                        "fields_schema"})
+                        "fields_schema", "links", "markdown_dir"})
 # Settings the batch command never reads (the library's and the MCP server's): not in its help.
 NOT_BATCH = frozenset({"cache"})
 _REPEATED: tuple[tuple[str, str, str], ...] = (
@@ -396,12 +399,8 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
 
         mode = check_run(args, settings, injected_fetcher=fetcher is not None)
         summary = _run(mode, args, settings, fetcher)  # opens things only now
-    except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except PipelineError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE
+    except (UsageError, PipelineError) as exc:
+        return usage_failure(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; {_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -419,6 +418,14 @@ def main(argv: Sequence[str] | None = None, *, fetcher: Fetcher | None = None) -
             _drop_stdout()
         return EXIT_OUTPUT
     return _report(mode, args, settings, summary)
+
+
+def usage_failure(exc: UsageError | PipelineError) -> int:
+    """A usage or configuration error, found before anything was fetched: its one line on
+    stderr; the exit status."""
+    message = exc.message if isinstance(exc, PipelineError) else str(exc)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _resume_hint(args: argparse.Namespace | None) -> str:

@@ -163,16 +163,25 @@ class Record(_Outcome):
 
     _what = "record"
     _LEFT_OUT_WHEN_NULL: ClassVar[tuple[str, ...]] = (
-        "fields", "fields_meta", "depth", "parent", "via", "links", "nofollow_links")
+        "fields", "fields_meta", "via", "links", "nofollow_links")
+    # a crawl's record has all three (a start page's parent is null); others have none
+    _CRAWL_FIELDS: ClassVar[tuple[str, ...]] = ("depth", "parent")
+
+    @classmethod
+    def leave_out_absent(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` (a record's JSON object) without the fields this kind of record lacks."""
+        for name in cls._LEFT_OUT_WHEN_NULL:
+            if data.get(name, 0) is None:
+                del data[name]
+        if "via" not in data:
+            for name in cls._CRAWL_FIELDS:
+                data.pop(name, None)
+        return data
 
     @model_serializer(mode="wrap")
     def _without_absent_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
-        if isinstance(data, dict):
-            for name in self._LEFT_OUT_WHEN_NULL:
-                if data.get(name, 0) is None:
-                    del data[name]
-        return data
+        return self.leave_out_absent(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _content_when_ok(self) -> Self:

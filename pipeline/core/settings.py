@@ -159,6 +159,9 @@ class Settings(BaseModel):
         description="vendor keys/endpoints (BRAVE_API_KEY, SEARXNG_URL...) from the config "
         "file; the environment wins")
 
+    markdown_dir: str | None = Field(
+        None, description="also write each page's markdown to a file under DIR whose path "
+        "mirrors its URL, with a short front matter (url, title, depth)")
     # --- WARC archive of a batch run (see pipeline.batch.output.warc_out)
     warc_out: str | None = Field(
         None, description="directory for WARC files of every response the run receives "

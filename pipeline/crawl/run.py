@@ -31,12 +31,14 @@ from pipeline.core.settings import Settings
 from pipeline.crawl.frontier import Entry, Frontier, Via
 from pipeline.crawl.identity import url_identity
 from pipeline.crawl.ledger import Ledger
+from pipeline.crawl.resume import FrontierLog, Resumed
 from pipeline.crawl.rules import Rules
 from pipeline.crawl.scope import Scope, ScopeMode
 from pipeline.crawl.traps import TrapGuard
 from pipeline.extract.native import load_registry
 from pipeline.fetch.base import Fetcher
 
+VIAS = ("start", "sitemap", "link", "redirect")
 SITEMAP_DOCUMENTS = 50  # sitemap documents read per origin (an index's children included)
 SITEMAP_FACTOR = 10  # sitemap URLs taken: at most this many times --max-pages
 
@@ -106,7 +108,8 @@ class Crawl:
     guard and the sitemap seeding."""
 
     def __init__(self, starts: Sequence[str], options: CrawlOptions,
-                 ledger: Ledger | None = None) -> None:
+                 ledger: Ledger | None = None, *, log: FrontierLog | None = None,
+                 resumed: Resumed | None = None) -> None:
         self.options = options
         self.rules = Rules.compile(options.include, options.exclude)
         self.ledger = ledger or Ledger()
@@ -119,14 +122,38 @@ class Crawl:
         self._handed: dict[int, Entry] = {}
         self._done: set[int] = set()  # identities of pages fetched (or being fetched)
         self._rejected: set[int] = set()  # identities already in the ledger
+        self._too_deep: set[int] = set()
         self._escaped: dict[str, str] = {}  # URL identity -> the out-of-scope hop refused
         self._index = 0
         self._changed = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
         self._seeded: set[str] = set()
         self.seeding: Callable[[str], None] | None = None  # set by run(): sitemaps of an origin
+        self.log = log
+        if resumed is not None:
+            self._restore(resumed)
         for url in starts:
-            self.frontier.offer(url, depth=0, parent=None, via="start")
+            self.discover(url, depth=0, parent=None, via="start")
+
+    def _restore(self, resumed: Resumed) -> None:
+        """The state a stopped crawl left (:mod:`pipeline.crawl.resume`)."""
+        for url in (*resumed.done, *resumed.aliases):
+            self._done.add(hash(url_identity(url)))
+            self.frontier.alias(url)
+        for url in resumed.scope:
+            self.scope.add(url)
+        self.frontier.handed = len(resumed.done)
+        self._index = resumed.last_index + 1
+        self._seeded.update(resumed.seeded)
+        for url, depth, parent, via in resumed.queued:
+            self.frontier.offer(url, depth=depth, parent=parent,
+                                via=via if via in VIAS else "link")  # type: ignore[arg-type]
+
+    def unseeded(self, starts: Sequence[str], resumed: Resumed) -> list[str]:
+        """The origins (of the start pages and where they led) whose sitemaps a resumed
+        crawl has still to read."""
+        origins = {str(URL(url).origin()) for url in (*starts, *resumed.scope)}
+        return sorted(origins - self._seeded)
 
     # -- the scheduler port ------------------------------------------------------------
 
@@ -173,6 +200,9 @@ class Crawl:
         key = hash(identity)
         if key in self._rejected:
             return
+        # too deep here need not be too deep from a sitemap (depth 0): logged once, not barred
+        if key in self._too_deep and via != "sitemap":
+            return
         reason: str | None = None
         if not self.scope.allows(url):
             reason = "out_of_scope"
@@ -183,6 +213,8 @@ class Crawl:
         if reason is None:
             reason = self.frontier.offer(url, depth=depth, parent=parent, via=via)
             if reason is None:
+                if self.log is not None:
+                    self.log.event(q=url, d=depth, p=parent, v=via)
                 self._changed.set()
                 return
             if reason == "duplicate":
@@ -192,7 +224,7 @@ class Crawl:
                     self._rejected.add(spelling)
                     self.ledger.skip(url, reason, parent, depth)
                 return
-        self._rejected.add(key)
+        (self._too_deep if reason == "depth" else self._rejected).add(key)
         self.ledger.skip(url, reason, parent, depth)
 
     def guard(self, first: URL, hop: URL) -> str | None:
@@ -214,7 +246,15 @@ class Crawl:
     def take(self, record: Record) -> Record | None:
         """A finished page: the record to write (with depth, parent, via), or None when it
         is no page of this crawl (robots, a redirect out of scope, an alias of a page
-        already written); its links are judged and queued."""
+        already written); its links are judged and queued — and logged, before the record
+        is written (``--resume``)."""
+        try:
+            return self._take(record)
+        finally:
+            if self.log is not None:
+                self.log.flush()
+
+    def _take(self, record: Record) -> Record | None:
         assert record.index is not None
         entry = self._handed.pop(record.index)
         identity = url_identity(entry.url)
@@ -230,6 +270,8 @@ class Crawl:
             aliases.append(record.final_url)
             if entry.via == "start":
                 self.scope.add(record.final_url)
+                if self.log is not None:
+                    self.log.event(s=record.final_url)
             else:
                 via = "redirect"
         canonical = record.metadata.get("canonical_url") if record.ok else None
@@ -241,7 +283,8 @@ class Crawl:
             if key in self._done and url_identity(alias) != identity:
                 duplicate = True
             self._done.add(key)
-            self.frontier.alias(alias)
+            if self.frontier.alias(alias) and self.log is not None:
+                self.log.event(a=alias)
         self._follow(record, entry)
         if duplicate:  # one record per page: the page came under another URL first
             self._drop(entry, entry.url, "duplicate")
@@ -317,6 +360,11 @@ class Crawl:
                 elif taken < limit and not self.frontier.spent:
                     taken += 1
                     self.discover(link, depth=0, parent=sitemap, via="sitemap")
+            if self.log is not None:
+                self.log.flush()
+        if self.log is not None:
+            self.log.event(m=origin)
+            self.log.flush()
 
     # -- the end -----------------------------------------------------------------------
 
@@ -339,11 +387,14 @@ def crawl_settings(settings: Settings, options: CrawlOptions) -> Settings:
 async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: Settings,
                     open_output: Callable[[], RunOutput], *,
                     ledger: Ledger | None = None, fetcher: Fetcher | None = None,
-                    signals: Iterable[int] = ()) -> CrawlResult:
+                    signals: Iterable[int] = (), log: FrontierLog | None = None,
+                    resumed: Resumed | None = None) -> CrawlResult:
     """Crawl into ``open_output``'s output (a sink's write and close); the CLI's way in.
-    ``UsageError`` for a bad start URL or pattern, before anything is fetched."""
+    ``UsageError`` for a bad start URL or pattern, before anything is fetched. With
+    ``log``, every URL queued is logged; with ``resumed``, the crawl goes on from where a
+    stopped one left (:mod:`pipeline.crawl.resume`)."""
     starts = check_start_urls(start_urls)
-    state = Crawl(starts, options, ledger)
+    state = Crawl(starts, options, ledger, log=log, resumed=resumed)
     settings = crawl_settings(settings, options)
     registry = load_registry(settings)
 
@@ -357,6 +408,9 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                 state.spawn(lambda: state.seed_sitemaps(origin, documents, parse))
 
             state.seeding = seeding
+            if resumed is not None:
+                for origin in state.unseeded(starts, resumed):
+                    seeding(origin)
         try:
             summary = await extract_items((), open_output, settings,
                                           registry=registry, fetcher=fetcher,
@@ -409,7 +463,8 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
     emit = on_url or found.append
 
     def on_record(record: Record) -> None:
-        emit(mapped(record))
+        if record.ok:  # a page that failed is no URL of the site's map
+            emit(mapped(record))
 
     result = await crawl(start_urls, options, settings, on_record=on_record, ledger=ledger,
                          fetcher=fetcher)

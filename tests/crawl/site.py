@@ -3,9 +3,12 @@ logged."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -29,7 +32,7 @@ def html(title: str, links: list[str] = (), *, text: str | None = None,
             f"</nav><article><h1>{title}</h1><p>{prose}</p></article></body></html>")
 
 
-Reply = Callable[[web.Request], web.StreamResponse]
+Reply = Callable[[web.Request], Any]
 
 
 @dataclass
@@ -47,13 +50,17 @@ class Site:
         if page is None:
             return web.Response(status=404, text="not found")
         if callable(page):
-            return page(request)
+            reply = page(request)
+            return await reply if inspect.isawaitable(reply) else reply
         return web.Response(text=page, content_type="text/html")
 
-    async def start(self) -> Site:
+    def app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
+        return app
+
+    async def start(self) -> Site:
+        self.server = TestServer(self.app(), host="127.0.0.1")
         await self.server.start_server()
         return self
 
@@ -77,4 +84,12 @@ def raw(body: bytes | str, content_type: str, status: int = 200) -> Reply:
     def reply(request: web.Request) -> web.StreamResponse:
         data = body.encode() if isinstance(body, str) else body
         return web.Response(body=data, status=status, content_type=content_type)
+    return reply
+
+
+def slow(text: str, seconds: float) -> Reply:
+    """A page that answers after ``seconds`` (so a crawl can be stopped mid-way)."""
+    async def reply(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(seconds)
+        return web.Response(text=text, content_type="text/html")
     return reply

@@ -155,3 +155,15 @@ async def test_a_page_of_100k_links_is_bounded(site: Site) -> None:
     result = await crawl([site.url + "/"], CrawlOptions(sitemap=False, max_pages=1), LOCAL)
     assert len(result.records) == 1 and result.records[0].ok
     assert result.budget_ended and result.left == 10_000
+
+
+async def test_a_page_of_links_alone_is_an_empty_record_whose_links_are_followed(
+        site: Site) -> None:
+    site.pages["/"] = ('<html><head><title>Hub</title></head><body>'
+                       '<a href="/a"></a> <a href="/b"></a></body></html>')
+    site.pages["/a"] = html("A")
+    site.pages["/b"] = html("B")
+    result = await crawl([site.url + "/"], CrawlOptions(sitemap=False), LOCAL)
+    by_path = {record.url[len(site.url):]: record for record in result.records}
+    assert sorted(by_path) == ["/", "/a", "/b"]
+    assert by_path["/"].error is not None and by_path["/"].error.kind == "empty"

@@ -31,9 +31,7 @@ def rows(path: Path) -> list[dict]:
         for name in parquet_sink.JSON_FIELDS:
             if row[name] is not None:
                 row[name] = json.loads(row[name])
-        for name in Record._LEFT_OUT_WHEN_NULL:
-            if row[name] is None:
-                del row[name]
+        Record.leave_out_absent(row)
     return sorted(found, key=lambda row: row["index"])
 
 

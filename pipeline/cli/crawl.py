@@ -1,0 +1,250 @@
+"""``python -m pipeline crawl START_URL… -o OUT`` and ``python -m pipeline map START_URL -o
+urls.txt``: a site's pages as records, or its URLs (docs/crawl.md).
+
+Both take the batch command's page flags (politeness, rendering, content, cache, WARC,
+dedup); the crawl's own flags say what to follow. Exit status as the batch command: 0 done,
+2 a usage or configuration error (before anything is fetched), 74 the output not writable,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from pipeline.cli.command import (
+    CACHE,
+    CONTENT,
+    CORPUS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    FETCH,
+    FILES,
+    OUTPUT,
+    RENDERING,
+    SCALE_OUT,
+    _Parser,
+    add_settings_arguments,
+    invoked_as,
+    settings_from_args,
+    usage_failure,
+)
+from pipeline.core.errors import PROG, OutputError, PipelineError, UsageError
+from pipeline.core.settings import Settings
+
+CRAWL = "crawl (see docs/crawl.md)"
+
+
+def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
+                         mapping: bool) -> None:
+    from pipeline.crawl.scope import SCOPES
+
+    group = parser.add_argument_group(CRAWL)
+    parser.add_argument("starts", metavar="START_URL", nargs="+",
+                        help="http(s) page(s) the crawl starts from (depth 0)")
+    group.add_argument("--scope", choices=SCOPES, default="origin",
+                       help="what may be fetched: origin (the start page's scheme, host and "
+                       "port, after its redirects), domain (its registrable domain and "
+                       "subdomains), prefix (its directory, by whole segments), any; "
+                       "default: origin")
+    group.add_argument("--include", action="append", default=[], metavar="GLOB",
+                       help="repeatable: only URLs whose path?query matches one (* within a "
+                       "segment, ** across; '/docs/**')")
+    group.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                       help="repeatable: never URLs whose path?query matches ('*.pdf', "
+                       "'/search?*')")
+    group.add_argument("--max-depth", type=int, metavar="N",
+                       help="link hops from a start page (sitemap URLs are depth 0 too)")
+    group.add_argument("--max-pages", type=int, default=1000, metavar="N",
+                       help="at most N pages (records); default: 1000")
+    group.add_argument("--max-pages-per-prefix", type=int, metavar="N",
+                       help="at most N pages under one first path segment of a host")
+    group.add_argument("--ignore-robots", action="store_true",
+                       help="do not obey robots.txt (obeyed by default, Crawl-delay too)")
+    group.add_argument("--follow-nofollow", action="store_true",
+                       help="follow rel=nofollow links too")
+    group.add_argument("--no-sitemap", action="store_true",
+                       help="do not seed the crawl from the sitemaps robots.txt names (or "
+                       "/sitemap.xml)")
+    group.add_argument("--skipped", metavar="FILE",
+                       help="write every URL not fetched, with its reason, as JSON lines")
+    output.add_argument("-o", "--output", metavar="OUT",
+                        help=("URLs, one a line (OUT.jsonl: JSON lines with depth, parent, "
+                              "title); default: stdout") if mapping else
+                        "records as JSON lines (OUT.parquet: Parquet); default: stdout")
+    if not mapping:
+        output.add_argument("--resume", action="store_true",
+                            help="go on with a crawl that was stopped (even by kill -9): "
+                            "the pages OUT holds are done, the rest of its frontier log "
+                            "(OUT.frontier.jsonl) is crawled")
+    output.add_argument("--overwrite", action="store_true",
+                        help="replace what OUT holds (a non-empty OUT is refused otherwise)")
+
+
+def build_parser(*, mapping: bool) -> argparse.ArgumentParser:
+    name = "map" if mapping else "crawl"
+    parser = _Parser(
+        prog=f"{invoked_as()} {name}",
+        description=("Find a site's pages from start pages (sitemaps and links, in scope and "
+                     "on budget) and write their URLs." if mapping else
+                     "Crawl a site from start pages: every page in scope once, as a record "
+                     "(the batch command's JSON lines)."),
+    )
+    groups = {title: parser.add_argument_group(title) for title in
+              (OUTPUT, FETCH, CONTENT, RENDERING, CORPUS, SCALE_OUT, CACHE, FILES)}
+    _add_crawl_arguments(parser, groups[OUTPUT], mapping=mapping)
+    add_settings_arguments(parser, groups=groups)
+    return parser
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from pipeline.crawl.run import CrawlOptions
+
+    for flag, value in (("--max-pages", args.max_pages), ("--max-depth", args.max_depth),
+                        ("--max-pages-per-prefix", args.max_pages_per_prefix)):
+        if value is not None and value < (0 if flag == "--max-depth" else 1):
+            raise UsageError(f"{flag} must be at least {0 if flag == '--max-depth' else 1}")
+    return CrawlOptions(scope=args.scope, include=tuple(args.include),
+                        exclude=tuple(args.exclude), max_depth=args.max_depth,
+                        max_pages=args.max_pages,
+                        max_pages_per_prefix=args.max_pages_per_prefix,
+                        robots=not args.ignore_robots, follow_nofollow=args.follow_nofollow,
+                        sitemap=not args.no_sitemap, links=bool(args.links))
+
+
+def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> None:
+    """Everything that can be judged before a request (UsageError, PipelineError)."""
+    from pipeline.batch.output.output_check import OutputTarget, check_output
+    from pipeline.batch.run_check import check_config, check_corpus
+    from pipeline.crawl.rules import Rules
+    from pipeline.crawl.run import check_start_urls
+
+    check_start_urls(args.starts)
+    Rules.compile(args.include, args.exclude)
+    if settings.processes > 1:
+        raise UsageError("a crawl runs in one process for now: drop --processes")
+    if mapping and args.output is not None and args.output.lower().endswith(".parquet"):
+        raise UsageError("map writes URLs: -o urls.txt or urls.jsonl")
+    resume = getattr(args, "resume", False)
+    if resume and (args.output is None or args.output.lower().endswith(".parquet")):
+        raise UsageError("--resume needs -o OUT.jsonl (the output and its frontier log)")
+    check_output(OutputTarget(args.output), input_path=None, resume=resume,
+                 overwrite=args.overwrite)
+    check_config(settings)
+    check_corpus("plain", settings)
+
+
+def _open_skipped(path: str | None, *, append: bool) -> IO[str] | None:
+    if path is None:
+        return None
+    try:
+        return open(path, "a" if append else "w", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+def _main(argv: Sequence[str], *, mapping: bool) -> int:
+    from pipeline.batch.run import STOP_SIGNALS, RunOutput, open_sink, scan_output
+    from pipeline.crawl.ledger import Ledger
+    from pipeline.crawl.resume import FrontierLog, log_path, read_resume
+    from pipeline.crawl.run import CrawlResult, run_crawl
+
+    try:
+        args = build_parser(mapping=mapping).parse_args(list(argv))
+        if args.output == "-":
+            args.output = None
+        settings = settings_from_args(args)
+        options = _options(args)
+        _check(args, settings, mapping=mapping)
+        resume = getattr(args, "resume", False)
+        resumed = None
+        if resume:
+            scan_output(args.output)  # a torn last line (kill -9) is cut off first
+            resumed = read_resume(args.output)
+            if not settings.quiet:
+                print(f"{PROG}: resuming: {len(resumed.done)} pages already in "
+                      f"{args.output}, {len(resumed.queued)} URLs in its frontier log",
+                      file=sys.stderr)
+        ledger = Ledger(_open_skipped(args.skipped, append=resume))
+        log = (FrontierLog(log_path(args.output), append=resume)
+               if not mapping and args.output is not None else None)
+        if mapping:
+            open_output = _map_output(args.output)
+        else:
+            def open_output() -> RunOutput:
+                sink = open_sink(args.output, append=resume)
+                return RunOutput(sink.write, sink.close)
+        try:
+            result: CrawlResult = asyncio.run(run_crawl(
+                args.starts, options, settings, open_output, ledger=ledger,
+                signals=STOP_SIGNALS, log=log, resumed=resumed))
+        finally:
+            ledger.close()
+            if log is not None:
+                log.close()
+    except (UsageError, PipelineError) as exc:
+        return usage_failure(exc)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; finished records were written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OutputError as exc:
+        print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_OUTPUT
+    if not settings.quiet:
+        print(f"{PROG}: {result.describe()}", file=sys.stderr)
+    if result.summary.interrupted:
+        print(f"{PROG}: interrupted; finished records were written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _map_output(path: str | None) -> Callable[[], Any]:
+    """A map's output: URL lines, or JSON lines for ``.jsonl``."""
+    from pipeline.batch.run import RunOutput
+    from pipeline.core.models import Record
+    from pipeline.crawl.run import mapped
+
+    def open_output() -> RunOutput:
+        try:
+            # closed by the output's close()
+            stream = sys.stdout if path is None else open(path, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+        as_json = path is not None and path.lower().endswith(".jsonl")
+
+        def write(record: Record) -> None:
+            if not record.ok:  # a page that failed is no URL of the site's map
+                return
+            found = mapped(record)
+            if as_json:
+                stream.write(json.dumps({"url": found.url, "depth": found.depth,
+                                         "parent": found.parent, "title": found.title,
+                                         "via": found.via}, ensure_ascii=False) + "\n")
+            else:
+                stream.write(found.url + "\n")
+
+        def close() -> None:
+            if stream is sys.stdout:
+                stream.flush()
+            else:
+                stream.close()
+
+        return RunOutput(write, close)
+
+    return open_output
+
+
+def crawl_main(argv: Sequence[str]) -> int:
+    return _main(argv, mapping=False)
+
+
+def map_main(argv: Sequence[str]) -> int:
+    return _main(argv, mapping=True)
+
+
+__all__ = ["crawl_main", "map_main"]

@@ -1,0 +1,102 @@
+"""``crawl --resume``: an append-only frontier log beside the output, and the crawl rebuilt
+from it and the records after a stop — ``kill -9`` included.
+
+The log (``OUT.frontier.jsonl``) has one JSON line per event: a URL queued
+(``{"q": url, "d": depth, "p": parent, "v": via}``), an alias marked (``{"a": url}``), a start
+page's final URL taken into the scope (``{"s": url}``) and an origin whose sitemaps were all
+read (``{"m": origin}``). A page's links are logged (and the bytes handed to the operating
+system) before its record is handed to the sink, so no page that has a record can have
+unlogged links. On resume, the pages the output holds are done; every URL queued and not
+done is queued again in its order: only pages in flight at the stop (or whose records had
+not reached the file) are fetched again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.core.errors import UsageError
+
+SUFFIX = ".frontier.jsonl"
+
+
+def log_path(output: str) -> str:
+    return output + SUFFIX
+
+
+class FrontierLog:
+    """Appends events; :meth:`flush` hands the buffered lines to the operating system."""
+
+    def __init__(self, path: str, *, append: bool) -> None:
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT
+                               | (os.O_APPEND if append else os.O_TRUNC), 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+        self._lines: list[bytes] = []
+
+    def event(self, **fields: Any) -> None:
+        self._lines.append(json.dumps(fields, ensure_ascii=False,
+                                      separators=(",", ":")).encode() + b"\n")
+
+    def flush(self) -> None:
+        if self._lines:
+            data = b"".join(self._lines)
+            self._lines.clear()
+            while data:
+                data = data[os.write(self._fd, data):]
+
+    def close(self) -> None:
+        self.flush()
+        os.close(self._fd)
+
+
+@dataclass
+class Resumed:
+    """What a stopped crawl left: pages done (their URLs), the highest record index, URLs
+    queued in order, aliases, scope additions and origins whose sitemaps were read."""
+
+    done: list[str] = field(default_factory=list)
+    last_index: int = -1
+    queued: list[tuple[str, int, str | None, str]] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
+    seeded: set[str] = field(default_factory=set)
+
+
+def _json_lines(path: str) -> Iterator[dict[str, Any]]:
+    """The whole JSON objects of a file, a torn or broken line left out."""
+    if not os.path.exists(path):
+        return
+    with open(path, "rb") as handle:
+        for line in handle:
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+
+
+def read_resume(output: str) -> Resumed:
+    """The state a crawl into ``output`` (JSON lines) left, with its frontier log."""
+    resumed = Resumed()
+    for record in _json_lines(output):
+        if isinstance(record.get("url"), str) and isinstance(record.get("index"), int):
+            resumed.done.append(record["url"])
+            resumed.last_index = max(resumed.last_index, record["index"])
+    for event in _json_lines(log_path(output)):
+        if isinstance(url := event.get("q"), str):
+            resumed.queued.append((url, int(event.get("d") or 0), event.get("p"),
+                                   str(event.get("v") or "link")))
+        elif isinstance(url := event.get("a"), str):
+            resumed.aliases.append(url)
+        elif isinstance(url := event.get("s"), str):
+            resumed.scope.append(url)
+        elif isinstance(url := event.get("m"), str):
+            resumed.seeded.add(url)
+    return resumed

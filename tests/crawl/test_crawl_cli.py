@@ -1,0 +1,155 @@
+"""``crawl`` and ``map`` on the command line: flags, outputs, the summary, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli.command import main
+from tests.crawl.site import Site, html, raw
+from tests.support.pages import in_thread, serve
+
+FLAGS = ["--allow-private", "--retries", "0", "--no-head", "--no-detect-lang"]
+
+
+def _site() -> Site:
+    site = Site()
+    site.pages.update({
+        "/": html("Home", ["/a", "/b", "/secret/x", "/a.pdf"]),
+        "/a": html("Page A", ["/b"]),
+        "/b": html("Page B"),
+        "/secret/x": html("Secret"),
+        "/robots.txt": raw("User-agent: *\nDisallow: /secret/\n", "text/plain"),
+    })
+    return site
+
+
+def test_crawl_writes_records_a_ledger_and_a_summary(tmp_path: Path, capsys) -> None:
+    site = _site()
+    out, skipped = tmp_path / "out.jsonl", tmp_path / "skipped.jsonl"
+    with in_thread(serve(site.app())) as url:
+        status = main(["crawl", url + "/", "-o", str(out), "--skipped", str(skipped),
+                       "--exclude", "*.pdf", "--links", "--markdown-dir",
+                       str(tmp_path / "md"), *FLAGS])
+    assert status == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(record["url"][len(url):] for record in records) == ["/", "/a", "/b"]
+    home = next(record for record in records if record["url"] == url + "/")
+    assert (home["depth"], home["parent"], home["via"]) == (0, None, "start")
+    assert url + "/a" in home["links"]
+    reasons = sorted(json.loads(line)["reason"] for line in skipped.read_text().splitlines())
+    assert reasons == ["excluded", "robots"]
+    host = url.split("//", 1)[1].replace(":", "_")
+    page = (tmp_path / "md" / host / "a.md").read_text()
+    assert page.startswith(f'---\nurl: "{url}/a"\ntitle: "Page A"\ndepth: 1\n---\n')
+    assert (tmp_path / "md" / host / "index.md").exists()
+    err = capsys.readouterr().err
+    assert "skipped 2 URLs (" in err and "Crawl-delay capped at 30 s" in err
+
+
+def test_map_writes_urls_and_jsonl(tmp_path: Path) -> None:
+    site = _site()
+    lines, jsonl = tmp_path / "urls.txt", tmp_path / "urls.jsonl"
+    with in_thread(serve(site.app())) as url:
+        assert main(["map", url + "/", "-o", str(lines), "--ignore-robots", *FLAGS]) == 0
+        assert main(["map", url + "/", "-o", str(jsonl), "--max-depth", "0", *FLAGS]) == 0
+    found = lines.read_text().splitlines()
+    assert sorted(found) == sorted(url + path for path in ("/", "/a", "/b", "/secret/x"))
+    assert [json.loads(line) for line in jsonl.read_text().splitlines()] == [
+        {"url": url + "/", "depth": 0, "parent": None, "title": "Home", "via": "start"}]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["crawl", "ftp://example.com/"], "a start URL must be an absolute http(s) URL"),
+    (["crawl", "not a url"], "a start URL must be an absolute http(s) URL"),
+    (["crawl", "http://example.com/", "--include", "/a[b"], "unusable pattern"),
+    (["crawl", "http://example.com/", "--max-pages", "0"], "--max-pages must be at least 1"),
+    (["map", "http://example.com/", "-o", "x.parquet"], "map writes URLs"),
+])
+def test_bad_input_is_a_one_line_usage_error(argv: list[str], message: str, capsys) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out.jsonl"
+    # loopback without --allow-private: the address policy refuses it
+    assert main(["crawl", "http://127.0.0.1:9/", "-o", str(out), "--no-sitemap"]) == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["error"]["kind"] == "blocked"
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
+def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop: str) -> None:
+    """A crawl killed mid-way (kill -9, or SIGTERM: exit 130) is finished by --resume: every
+    page once, and only pages that were in flight (or whose records had not reached the
+    file) are fetched again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.crawl.site import slow
+
+    site = Site()
+    pages = [f"/p{number}" for number in range(30)]
+    site.pages["/"] = html("Home", pages[:10])
+    for number, path in enumerate(pages):
+        children = pages[10 + 2 * number: 12 + 2 * number] if number < 10 else []
+        site.pages[path] = slow(html(f"Page {number}", children), 0.05)
+    out = tmp_path / "out.jsonl"
+    argv = ["crawl", "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "2",
+            "--per-host", "2", *FLAGS]
+    with in_thread(serve(site.app())) as url:
+        process = subprocess.Popen([sys.executable, "-m", "pipeline", *argv, url + "/"],
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while (not out.exists() or len(out.read_bytes().splitlines()) < 8) and (
+                process.poll() is None and time.monotonic() < deadline):
+            time.sleep(0.05)
+        os.kill(process.pid, getattr(signal, stop))
+        status = process.wait()
+        assert status == (-signal.SIGKILL if stop == "SIGKILL" else 130)
+        before = len(out.read_bytes().splitlines())
+        assert 0 < before < 31, "the crawl should have been killed mid-way"
+        assert main([*argv, "--resume", url + "/"]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    urls = [record["url"][len(url):] for record in records]
+    assert sorted(urls) == sorted(["/", *pages])  # every page, once
+    repeated = [path for path, count in site.hits.items() if count > 1]
+    assert len(repeated) <= 4, repeated  # in flight at the kill: at most 2 × 2 per host
+
+
+@pytest.mark.timeout(180)
+def test_render_auto_takes_links_from_the_rendered_page(tmp_path: Path) -> None:
+    """A JS-only navigation: the home page is an app shell whose script writes the article
+    and its links; with --render auto the crawl follows them."""
+    from pipeline.browser.locate import check_rendering
+    from pipeline.core.errors import PipelineError
+    from pipeline.core.settings import Settings
+
+    try:
+        check_rendering(Settings(render="auto"))
+    except PipelineError as exc:
+        pytest.skip(f"no browser: {exc.message}")
+    prose = "".join(f"<p>Paragraph {i} of the app's page tells the reader about the harbour, "
+                    "its tides and the boats that wait for them.</p>" for i in range(8))
+    script = ("document.getElementById('root').innerHTML = "
+              + json.dumps(f'<article><h1>App</h1>{prose}<a href="/next">next</a></article>'))
+    site = Site()
+    site.pages["/"] = ('<!doctype html><html><head><title>App</title></head><body>'
+                       f'<div id="root"></div><script>{script}</script></body></html>')
+    site.pages["/next"] = html("Next page")
+    out = tmp_path / "out.jsonl"
+    with in_thread(serve(site.app())) as url:
+        assert main(["crawl", url + "/", "-o", str(out), "--render", "auto", "--no-sitemap",
+                     "--ignore-robots", "--render-wait", "5", *FLAGS]) == 0
+    records = {json.loads(line)["url"][len(url):]: json.loads(line)
+               for line in out.read_text().splitlines()}
+    assert records["/"]["rendered"] is True
+    assert records["/next"]["parent"] == url + "/" and records["/next"]["ok"]
