@@ -4,9 +4,11 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import (
+    CrawlResponse,
     Document,
     ErrorInfo,
     ExtractResponse,
+    MapResponse,
     Record,
     SearchResponse,
     SearchResult,
@@ -22,6 +24,12 @@ _LAZY = {
     "web_extract": "pipeline.agent.kernel",
     "web_search_sync": "pipeline.agent.kernel",
     "web_extract_sync": "pipeline.agent.kernel",
+    "web_crawl": "pipeline.agent.crawl",
+    "web_map": "pipeline.agent.crawl",
+    "web_crawl_sync": "pipeline.agent.crawl",
+    "web_map_sync": "pipeline.agent.crawl",
+    "CrawlArgs": "pipeline.agent.crawl",
+    "MapArgs": "pipeline.agent.crawl",
     "render": "pipeline.agent.rendering",
     "tool_definitions": "pipeline.agent.tools",
     "run_tool": "pipeline.agent.tools",
@@ -32,6 +40,14 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from pipeline.agent.crawl import (
+        CrawlArgs,
+        MapArgs,
+        web_crawl,
+        web_crawl_sync,
+        web_map,
+        web_map_sync,
+    )
     from pipeline.agent.kernel import (
         ExtractArgs,
         SearchArgs,
@@ -61,11 +77,15 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CrawlArgs",
+    "CrawlResponse",
     "Document",
     "ErrorInfo",
     "ExtractArgs",
     "ExtractResponse",
     "FakeCompressor",
+    "MapArgs",
+    "MapResponse",
     "PipelineError",
     "Record",
     "SearchArgs",
@@ -78,8 +98,12 @@ __all__ = [
     "render",
     "run_tool",
     "tool_definitions",
+    "web_crawl",
+    "web_crawl_sync",
     "web_extract",
     "web_extract_sync",
+    "web_map",
+    "web_map_sync",
     "web_search",
     "web_search_sync",
 ]

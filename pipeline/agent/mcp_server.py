@@ -1,5 +1,6 @@
-"""The MCP server: serves ``web_search`` and ``web_extract`` over stdio with the official
-``mcp`` SDK (the ``[mcp]`` extra); ``python -m pipeline mcp`` (:mod:`pipeline.cli.mcp`) runs it.
+"""The MCP server: serves ``web_search``, ``web_extract``, ``web_crawl`` and ``web_map`` over
+stdio with the official ``mcp`` SDK (the ``[mcp]`` extra); ``python -m pipeline mcp``
+(:mod:`pipeline.cli.mcp`) runs it.
 
 It runs the library's own kernel with the same settings (flags > ``PIPELINE_*`` environment >
 config file) and the same safety policy. Answers are markdown rendered for a model, wrapped
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 SERVER_NAME = "extract-pipeline"
 INSTRUCTIONS = (
     "web_search finds pages (title, URL, snippet); web_extract reads pages as clean markdown. "
-    "A cut page gives a next offset: call web_extract again with that offset to read on."
+    "A cut page gives a next offset: call web_extract again with that offset to read on. "
+    "web_map lists a site's URLs; web_crawl reads up to 50 pages of one site in one call."
 )
 
 log = logging.getLogger(__name__)
@@ -92,7 +94,7 @@ def build_server(
 
 
 def web_server(settings: Settings, *, untrusted: bool = True) -> Server[Any]:
-    """The server of ``python -m pipeline mcp``: ``web_search`` and ``web_extract`` with
+    """The server of ``python -m pipeline mcp``: the web tools with
     ``settings``, every call fetching through the server's one
     :class:`~pipeline.agent.runtime.SharedRuntime` (per-host limits, rate, pauses and
     robots.txt are the server's, not each call's)."""

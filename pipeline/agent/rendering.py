@@ -1,4 +1,4 @@
-"""Render search and extract results as text for a model.
+"""Render search, extract, crawl and map results as text for a model.
 
 Markdown with the source URL, title and content of every page; each failure as one plain
 sentence. ``untrusted=True`` wraps web text in a clearly delimited envelope that tells the
@@ -12,7 +12,15 @@ import json
 import re
 import secrets
 
-from pipeline.core.models import ErrorInfo, ExtractResponse, Record, SearchResponse
+from pipeline.core.models import (
+    CrawledPage,
+    CrawlResponse,
+    ErrorInfo,
+    ExtractResponse,
+    MapResponse,
+    Record,
+    SearchResponse,
+)
 
 ENVELOPE_TAG = "untrusted-web-content"
 QUOTED_CHARS = 200  # a URL or query quoted in a failure sentence is cut to this
@@ -143,9 +151,72 @@ def render_search(response: SearchResponse, *, untrusted: bool = False) -> str:
     return f"{head}\n\n{_wrap(body, untrusted)}{notes}"
 
 
-def render(response: SearchResponse | ExtractResponse, *, untrusted: bool = False) -> str:
-    """Render either response kind for a model (see :func:`render_search`,
-    :func:`render_extract`)."""
+def _skips(skipped: dict[str, int], left: int | None) -> str:
+    """``Skipped: out_of_scope 9, robots 3. 14 in-scope URLs left by the page budget.``"""
+    parts = []
+    if skipped:
+        counts = ", ".join(f"{reason} {count}" for reason, count in
+                           sorted(skipped.items(), key=lambda item: -item[1]))
+        parts.append(f"Skipped: {counts}.")
+    if left:
+        parts.append(f"{left} in-scope URL(s) left unread by the page budget.")
+    return " ".join(parts)
+
+
+def _render_page(page: CrawledPage, untrusted: bool) -> str:
+    where = f"depth {page.depth}" if page.depth is not None else "depth ?"
+    if page.parent:
+        where += f", linked from {_clip(page.parent)}"
+    if page.error is not None:
+        return error_sentence(page.error, f"Reading {_clip(page.url)} ({where})")
+    source = page.final_url or page.url
+    title = " ".join((page.title or "").split()) or source
+    text = _wrap(f"## {title}\nSource: {source} ({where})\n\n{page.content or ''}", untrusted)
+    if page.truncated:
+        text += ("\n\n(Cut to fit the crawl's budget: call web_extract with "
+                 f"{json.dumps({'urls': [page.url]})} to read it in full.)")
+    return text
+
+
+def render_crawl(response: CrawlResponse, *, untrusted: bool = False) -> str:
+    """Markdown for a crawl: one section per page in the order found, then the skips."""
+    if not response.ok:
+        return error_sentence(response.failed_with, f"The crawl of {_clip(response.url)}")
+    via = f" (via {response.provider})" if response.provider else ""
+    parts = [f"Crawl of {response.url}{via}: {len(response.pages)} page(s)."]
+    parts.extend(_render_page(page, untrusted) for page in response.pages)
+    if summary := _skips(response.skipped, response.left):
+        parts.append(summary)
+    parts.extend(f"Note: {warning}" for warning in response.warnings)
+    return "\n\n".join(parts)
+
+
+def render_map(response: MapResponse, *, untrusted: bool = False) -> str:
+    """Markdown for a map: one URL a line (with its depth and title), then the skips."""
+    if not response.ok:
+        return error_sentence(response.failed_with, f"The map of {_clip(response.url)}")
+    via = f" (via {response.provider})" if response.provider else ""
+    head = f"Map of {response.url}{via}: {len(response.urls)} URL(s)."
+    lines = []
+    for found in response.urls:
+        title = " ".join((found.title or "").split())
+        depth = f" (depth {found.depth})" if found.depth is not None else ""
+        lines.append(f"- {found.url}{depth}" + (f" — {title}" if title else ""))
+    parts = [head, _wrap("\n".join(lines), untrusted)] if lines else [head]
+    if summary := _skips(response.skipped, None):
+        parts.append(summary)
+    parts.extend(f"Note: {warning}" for warning in response.warnings)
+    return "\n\n".join(parts)
+
+
+def render(response: SearchResponse | ExtractResponse | CrawlResponse | MapResponse, *,
+           untrusted: bool = False) -> str:
+    """Render any response kind for a model (see :func:`render_search`,
+    :func:`render_extract`, :func:`render_crawl`, :func:`render_map`)."""
     if isinstance(response, SearchResponse):
         return render_search(response, untrusted=untrusted)
+    if isinstance(response, CrawlResponse):
+        return render_crawl(response, untrusted=untrusted)
+    if isinstance(response, MapResponse):
+        return render_map(response, untrusted=untrusted)
     return render_extract(response, untrusted=untrusted)

@@ -60,7 +60,9 @@ class SharedRuntime:
         base = registry or default_registry()
         self.registry = Registry(base.specs(), base.defaults, base.auto_detect)
         self._own_native = base.spec("native")
-        self.registry.register(dataclasses.replace(self._own_native, factory=self._native))
+        self.registry.register(dataclasses.replace(
+            self._own_native, factory=self._native,
+            factories={**self._own_native.factories, "crawl": self._native_crawl}))
 
     @property
     def renderer(self) -> Renderer | None:
@@ -83,6 +85,15 @@ class SharedRuntime:
             return self._own_native.build(settings, env)
         return NativeExtractor(settings, fetcher=self._fetcher, registry=self._handlers,
                                renderer=self._renderer if rendering else None)
+
+    def _native_crawl(self, settings: Settings, env: Mapping[str, str]) -> Any:
+        # a crawl spends the same per-host budget as every extract call: the provider is
+        # handed the shared fetcher when it can take one (``share_fetcher``)
+        provider = self._own_native.build(settings, env, "crawl")
+        share = getattr(provider, "share_fetcher", None)
+        if self._open and settings == self.settings and callable(share):
+            share(self._fetcher)
+        return provider
 
     async def _open_renderer(self) -> None:
         """The shared renderer, when this machine can render (else a rendering call builds

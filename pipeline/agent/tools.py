@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.agent.rendering import encodable, error_sentence, render
 from pipeline.core.errors import PipelineError, describe_validation
-from pipeline.core.models import ExtractResponse, SearchResponse
+from pipeline.core.models import CrawlResponse, ExtractResponse, MapResponse, SearchResponse
 from pipeline.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def arguments_for(model: type[BaseModel], arguments: Mapping[str, Any] | None) -
     return model.model_validate(given)
 
 
-Response = SearchResponse | ExtractResponse
+Response = SearchResponse | ExtractResponse | CrawlResponse | MapResponse
 # What a model's tool call carries: a mapping (Anthropic's ``input``, MCP's ``arguments``) or
 # a JSON object as text (OpenAI's ``function.arguments``); None means no arguments.
 ToolArguments = Mapping[str, Any] | str | None
@@ -243,19 +243,35 @@ EXTRACT_DESCRIPTION = (
     "from cache, not fetched again). Only public http(s) URLs; a page that fails gives a "
     "one-sentence reason instead of content."
 )
+CRAWL_DESCRIPTION = (
+    "Read a site: start at a URL, follow its links within the same site (scheme, host and "
+    "port) up to max_depth link hops, and return up to max_pages pages (at most 50) as clean "
+    "markdown, each with where it was found; include/exclude globs on the URL path narrow it "
+    "(e.g. '/docs/**'). All pages share one character budget, so a cut page says how to read "
+    "it in full with web_extract; the answer ends with the URLs skipped, by reason. Use "
+    "web_map first when you only need to know which pages exist."
+)
+MAP_DESCRIPTION = (
+    "List a site's URLs without reading them: the same discovery as web_crawl (sitemaps and "
+    "links, same site, include/exclude globs), up to limit URLs with their link depth. Cheap; "
+    "then call web_extract on the URLs you need."
+)
 # Operator choices, set by settings/flags, not by the model.
 _HIDDEN = ("backend", "settings", "compress", "instruction")
 
 
 def web_tools(registry: Registry | None = None, *,
               runtime: SharedRuntime | None = None) -> list[ToolSpec]:
-    """The ``web_search`` and ``web_extract`` tools, running the library's kernel with
-    ``registry``'s providers (default: the runtime's, else the process-wide registry); a
-    :class:`~pipeline.agent.runtime.SharedRuntime` shares one fetcher, cache and single
-    flight among calls."""
+    """The ``web_search``, ``web_extract``, ``web_crawl`` and ``web_map`` tools, running the
+    library's kernel with ``registry``'s providers (default: the runtime's, else the
+    process-wide registry); a :class:`~pipeline.agent.runtime.SharedRuntime` shares one
+    fetcher, cache and single flight among calls."""
     registry = registry if registry is not None or runtime is None else runtime.registry
     from pipeline.agent import (
-        kernel as web,  # here, not at the top: keeps `import pipeline.agent.tools` light
+        crawl as site,  # here, not at the top: keeps `import pipeline.agent.tools` light
+    )
+    from pipeline.agent import (
+        kernel as web,
     )
 
     async def search(args: BaseModel, settings: Settings | None) -> Response:
@@ -269,10 +285,21 @@ def web_tools(registry: Registry | None = None, *,
         return await web.web_extract(**fields, settings=settings, registry=registry,
                                      runtime=runtime)
 
+    async def crawl(args: BaseModel, settings: Settings | None) -> Response:
+        fields = _fields(args)
+        ceiling = (settings or load_settings()).max_chars
+        fields["max_chars"] = min(fields.get("max_chars") or ceiling, ceiling)
+        return await site.web_crawl(**fields, settings=settings, registry=registry)
+
+    async def map_site(args: BaseModel, settings: Settings | None) -> Response:
+        return await site.web_map(**_fields(args), settings=settings, registry=registry)
+
     return [
         ToolSpec("web_search", SEARCH_DESCRIPTION, web.SearchArgs, search, _hidden(web.SearchArgs)),
         ToolSpec("web_extract", EXTRACT_DESCRIPTION, web.ExtractArgs, extract,
                  _hidden(web.ExtractArgs)),
+        ToolSpec("web_crawl", CRAWL_DESCRIPTION, site.CrawlArgs, crawl),
+        ToolSpec("web_map", MAP_DESCRIPTION, site.MapArgs, map_site),
     ]
 
 
@@ -289,7 +316,8 @@ def _fields(args: BaseModel) -> dict[str, Any]:
 def tool_definitions(
     flavor: Flavor = "openai_chat", *, strict: bool = False
 ) -> list[dict[str, Any]]:
-    """``web_search`` and ``web_extract`` as plain-dict tool definitions for ``flavor``."""
+    """``web_search``, ``web_extract``, ``web_crawl`` and ``web_map`` as plain-dict tool
+    definitions for ``flavor``."""
     return [spec.definition(flavor, strict=strict) for spec in web_tools()]
 
 
@@ -313,6 +341,8 @@ def _failed(response: Response) -> bool:
     """A call failed when the response did, or when it read no page at all."""
     if isinstance(response, ExtractResponse):
         return not response.ok or not any(record.ok for record in response.records)
+    if isinstance(response, CrawlResponse):
+        return not response.ok or not any(page.error is None for page in response.pages)
     return not response.ok
 
 
@@ -328,7 +358,8 @@ async def run_tool(
     settings: Settings | None = None,
     untrusted: bool = True,
 ) -> str:
-    """Run a tool call the model made (``web_search`` or ``web_extract``) and return the
+    """Run a tool call the model made (``web_search``, ``web_extract``, ``web_crawl``,
+    ``web_map``) and return the
     text to send back; never raises for a bad call. ``arguments`` is a mapping (Anthropic's
     ``block.input``) or the JSON text OpenAI sends (``tool_call.function.arguments``);
     anything else is answered as an invalid request."""
@@ -381,6 +412,6 @@ def agent_function(
 def agent_tools(
     *, settings: Settings | None = None, untrusted: bool = True
 ) -> list[Callable[..., Awaitable[str]]]:
-    """``web_search`` and ``web_extract`` as plain async functions for agent frameworks
+    """The web tools as plain async functions for agent frameworks
     (see :func:`agent_function`)."""
     return [agent_function(s, settings=settings, untrusted=untrusted) for s in web_tools()]

@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``mcp`` command's arguments: the batch command's settings flags plus its own."""
     parser = command_parser(
         "mcp",
-        description="Serve web_search and web_extract to MCP clients over stdio.",
+        description="Serve web_search, web_extract, web_crawl and web_map to MCP clients over "
+        "stdio.",
         epilog="Takes the batch command's settings flags; they override PIPELINE_* "
         "environment variables, which override the config file.",
     )
@@ -34,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--search-backend", dest="search_backend", action=CommaList, default=None,
         metavar="NAME", help="repeatable or A,B; search provider(s) in order of preference",
+    )
+    parser.add_argument(
+        "--crawl-backend", dest="crawl_backend", action=CommaList, default=None,
+        metavar="NAME", help="repeatable or A,B; crawl provider(s) of web_crawl and web_map "
+        "(default: the native crawler)",
     )
     parser.add_argument(
         "--no-envelope",

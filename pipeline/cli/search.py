@@ -178,13 +178,15 @@ def backends_main(argv: Sequence[str], *, stdout: TextIO | None = None) -> int:
     if args.json:
         out.write(json.dumps(report) + "\n")
         return 1 if failed else 0
-    out.write(f"{'provider':<12}{'search':<10}{'extract':<10}how to configure\n")
+    out.write(f"{'provider':<12}" + "".join(f"{cap:<10}" for cap in CAPABILITIES)
+              + "how to configure\n")
     for p in report["providers"]:
         cells = []
         for cap in CAPABILITIES:
             state = p["configured"].get(cap)
             cells.append("-" if state is None else ("ready" if state else "no"))
-        out.write(f"{p['name']:<12}{cells[0]:<10}{cells[1]:<10}{p['how']}\n")
+        out.write(f"{p['name']:<12}" + "".join(f"{cell:<10}" for cell in cells)
+                  + f"{p['how']}\n")
     out.write("\n")
     for cap, chosen in report["selection"].items():
         if "error" in chosen:

@@ -243,3 +243,62 @@ class ExtractResponse(_Outcome):
     error: ErrorInfo | None = None
 
     _what = "extract response"
+
+
+class CrawledPage(BaseModel):
+    """One page of a crawl (``web_crawl``): where it was found and its text, re-validated by
+    the kernel whatever the provider sent. ``depth`` counts link hops from the start page;
+    ``parent`` is the page that linked here; ``via`` is ``start``, ``sitemap``, ``link`` or
+    ``redirect``. A page that failed has ``error`` and no content."""
+
+    url: str
+    final_url: str | None = None
+    depth: int | None = None
+    parent: str | None = None
+    via: str | None = None
+    title: str | None = None
+    content: str | None = None
+    truncated: bool = False
+    chars: int = 0
+    error: ErrorInfo | None = None
+
+
+class CrawlResponse(_Outcome):
+    """A crawl outcome: the pages read (in the order they were found) inside the call's
+    character budget, the URLs skipped counted by reason, and ``left``: in-scope URLs the
+    page budget left unread, when the provider knows. ``error`` is set exactly when ``ok``
+    is false."""
+
+    ok: bool
+    url: str
+    provider: str | None = None
+    pages: list[CrawledPage] = Field(default_factory=list)
+    skipped: dict[str, int] = Field(default_factory=dict)
+    left: int | None = None
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+
+    _what = "crawl response"
+
+
+class MappedUrl(BaseModel):
+    """One URL a map found (``web_map``), without content."""
+
+    url: str
+    depth: int | None = None
+    parent: str | None = None
+    title: str | None = None
+
+
+class MapResponse(_Outcome):
+    """A map outcome: the URLs found, in discovery order, and the skips by reason."""
+
+    ok: bool
+    url: str
+    provider: str | None = None
+    urls: list[MappedUrl] = Field(default_factory=list)
+    skipped: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    error: ErrorInfo | None = None
+
+    _what = "map response"

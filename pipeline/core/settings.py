@@ -147,6 +147,10 @@ class Settings(BaseModel):
     backend: list[str] = Field(default_factory=list, description="shared provider chain")
     search_backend: list[str] = Field(default_factory=list)
     extract_backend: list[str] = Field(default_factory=list)
+    crawl_backend: list[str] = Field(default_factory=list, description="crawl provider(s) "
+                                     "of web_crawl / web_map (default: the native crawler)")
+    crawl_deadline: float = Field(120.0, gt=0, le=3_600, description="seconds one web_crawl "
+                                  "or web_map call may take in all; past it, the pages read")
     compress: bool = False
     compress_floor: int = Field(5_000, ge=0, description="compress only content this long")
     compress_deadline: float = Field(
@@ -176,6 +180,7 @@ class Settings(BaseModel):
     cache_max_mb: int = Field(512, ge=0, description="cache size cap in MiB, oldest evicted first")
 
     @field_validator("allow_net", "handlers", "backend", "search_backend", "extract_backend",
+                     "crawl_backend",
                      "allow_proxy_net", "credential_hosts", "credential_headers", "languages",
                      mode="before")
     @classmethod

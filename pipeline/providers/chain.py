@@ -112,7 +112,8 @@ def open_chain(capability: Capability, settings: Settings, *, backend: Any = Non
     registry = registry or default_registry()
     override = [backend] if isinstance(backend, str) else backend
     resolution = registry.resolve(capability, settings, override=override)
-    links = [(name, (lambda n=name: registry.build(n, settings))) for name in resolution.chain]
+    links = [(name, (lambda n=name: registry.build(n, settings, capability=capability)))
+             for name in resolution.chain]
     return ProviderChain(links, warnings=resolution.warnings)
 
 

@@ -288,3 +288,47 @@ async def per_url(urls: Sequence[str], read_one: Callable[[str], Awaitable[Recor
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+def glob_regex(pattern: str) -> str:
+    """A crawl glob (docs/crawl.md: ``*`` within a path segment, ``**`` across them, ``?``
+    one character, ``[...]`` a set) as the path regular expression vendors take; a pattern
+    without a leading ``/`` may match from any segment's start."""
+    out = ["^"] if pattern.startswith("/") else ["^(?:.*/)?"]
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[" and (end := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out) + "$"
+
+
+def path_filter(include: Sequence[str], exclude: Sequence[str]) -> Callable[[str], bool]:
+    """``keep(url)``: whether a URL's path and query pass the crawl globs (for vendors
+    whose map takes no filters: they are applied to the URLs it answers)."""
+    takes = [re.compile(glob_regex(p)) for p in include]
+    drops = [re.compile(glob_regex(p)) for p in exclude]
+
+    def keep(url: str) -> bool:
+        parts = urlsplit(url)
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        if takes and not any(t.match(target) for t in takes):
+            return False
+        return not any(d.match(target) for d in drops)
+
+    return keep

@@ -1,6 +1,7 @@
 """In-memory providers for tests and for users who inject their own (like httpx's
 ``MockTransport``): pass one as ``backend=`` to :func:`pipeline.agent.kernel.web_search` /
-:func:`pipeline.agent.kernel.web_extract`, or register it with a :class:`ProviderSpec`.
+:func:`pipeline.agent.kernel.web_extract` / :func:`pipeline.agent.crawl.web_crawl`, or
+register it with a :class:`ProviderSpec`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ErrorInfo, ExtractOptions, Record
 from pipeline.core.truncate import truncate
-from pipeline.providers.base import SearchOptions, SearchPage
+from pipeline.providers.base import CrawlOptions, CrawlPage, MapOptions, SearchOptions, SearchPage
 
 
 class FakeSearchProvider:
@@ -73,6 +74,81 @@ class FakeExtractProvider:
                       next_offset=cut.next_offset, chars=len(cut.text))
 
     async def __aenter__(self) -> FakeExtractProvider:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+class FakeCrawlProvider:
+    """A crawl over an in-memory site: ``site`` maps a URL to ``(markdown, [links])`` (or an
+    :class:`ErrorInfo` for a page that fails). Breadth-first from the start URL, link hops
+    counted as depth, at most ``max_pages`` pages (``map``: ``limit`` URLs); URLs outside
+    ``site`` count as ``out_of_scope`` skips. ``error`` makes the whole provider fail;
+    ``calls`` records ``(kind, url, options)``."""
+
+    def __init__(self, site: Mapping[str, tuple[str, Sequence[str]] | ErrorInfo] | None = None,
+                 *, name: str = "fake", error: PipelineError | None = None,
+                 configured: bool = True, warnings: Sequence[str] = ()) -> None:
+        self.name = name
+        self.site = dict(site or {})
+        self.error = error
+        self.configured = configured
+        self.warnings = list(warnings)
+        self.calls: list[tuple[str, str, CrawlOptions | MapOptions]] = []
+
+    def is_configured(self) -> bool:
+        return self.configured
+
+    def _walk(self, url: str, budget: int, max_depth: int) -> tuple[list[dict[str, Any]],
+                                                                     dict[str, int], int]:
+        order: list[dict[str, Any]] = []
+        skipped: dict[str, int] = {}
+        seen = {url}
+        queue: list[tuple[str, int, str | None]] = [(url, 0, None)]
+        while queue:
+            current, depth, parent = queue.pop(0)
+            if current not in self.site:
+                skipped["out_of_scope"] = skipped.get("out_of_scope", 0) + 1
+                continue
+            if len(order) == budget:
+                return order, skipped, len(queue) + 1
+            order.append({"url": current, "depth": depth, "parent": parent,
+                          "via": "start" if parent is None else "link"})
+            page = self.site[current]
+            if isinstance(page, ErrorInfo):
+                continue
+            for link in page[1]:
+                if link in seen:
+                    continue
+                seen.add(link)
+                if depth + 1 > max_depth:
+                    skipped["depth"] = skipped.get("depth", 0) + 1
+                    continue
+                queue.append((link, depth + 1, current))
+        return order, skipped, 0
+
+    async def crawl(self, url: str, options: CrawlOptions) -> CrawlPage:
+        self.calls.append(("crawl", url, options))
+        if self.error is not None:
+            raise self.error
+        order, skipped, left = self._walk(url, options.max_pages, options.max_depth)
+        for row in order:
+            page = self.site[row["url"]]
+            if isinstance(page, ErrorInfo):
+                row["error"] = page.message
+            else:
+                row.update(content=page[0], title=row["url"].rsplit("/", 1)[-1] or row["url"])
+        return CrawlPage(pages=order, skipped=skipped, left=left, warnings=list(self.warnings))
+
+    async def map(self, url: str, options: MapOptions) -> CrawlPage:
+        self.calls.append(("map", url, options))
+        if self.error is not None:
+            raise self.error
+        order, skipped, left = self._walk(url, options.limit, options.max_depth)
+        return CrawlPage(pages=order, skipped=skipped, left=left, warnings=list(self.warnings))
+
+    async def __aenter__(self) -> FakeCrawlProvider:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

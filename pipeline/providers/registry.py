@@ -3,9 +3,11 @@
 Adding a vendor is one module and one :class:`ProviderSpec` line in :data:`BUILTIN_SPECS`.
 Vendor modules are imported only when a provider is built, so ``import pipeline`` stays light.
 
-Selection for a capability (``search`` or ``extract``), first rule that yields a provider:
+Selection for a capability (``search``, ``extract`` or ``crawl``), first rule that yields a
+provider:
 
-1. the capability's own setting (``search_backend`` / ``extract_backend``, or the caller's
+1. the capability's own setting (``search_backend`` / ``extract_backend`` /
+   ``crawl_backend``, or the caller's
    ``backend=`` override) — its configured entries, in order, form the failover chain;
 2. the shared ``backend`` setting — its entries that support the capability and are configured;
 3. auto-detection from environment variables, in :data:`AUTO_DETECT` order, followed by the
@@ -32,29 +34,33 @@ from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
 from pipeline.core.slices import ModelSettings
 
-Capability = Literal["search", "extract"]
-CAPABILITIES: tuple[Capability, ...] = ("search", "extract")
+Capability = Literal["search", "extract", "crawl"]
+CAPABILITIES: tuple[Capability, ...] = ("search", "extract", "crawl")
 ProviderFactory = Callable[[Settings, Mapping[str, str]], Any]
 
 SEARCH = frozenset({"search"})
 EXTRACT = frozenset({"extract"})
 BOTH = SEARCH | EXTRACT
+CRAWL = frozenset({"crawl"})
 
 
 @dataclass(frozen=True)
 class ProviderSpec:
     """How to build one provider: ``factory`` is ``"module:callable"`` (imported lazily) or a
     callable, called as ``factory(settings, env)``. ``env`` names the variables that make it
-    auto-detectable; ``hint`` tells a user how to configure it."""
+    auto-detectable; ``hint`` tells a user how to configure it. ``factories`` builds a
+    capability with another factory (the native crawler is not the native extractor)."""
 
     name: str
     capabilities: frozenset[str]
     factory: str | ProviderFactory
     env: tuple[str, ...] = ()
     hint: str = ""
+    factories: Mapping[str, str | ProviderFactory] = field(default_factory=dict)
 
-    def build(self, settings: Settings, env: Mapping[str, str]) -> Any:
-        factory = self.factory
+    def build(self, settings: Settings, env: Mapping[str, str],
+              capability: str | None = None) -> Any:
+        factory = self.factories.get(capability or "", self.factory)
         if isinstance(factory, str):
             module_name, _, attr = factory.partition(":")
             try:
@@ -76,16 +82,18 @@ def _native(settings: Settings, env: Mapping[str, str]) -> Any:
 BUILTIN_SPECS: tuple[ProviderSpec, ...] = (
     ProviderSpec("duckduckgo", SEARCH, "pipeline.providers.duckduckgo:DuckDuckGoProvider",
                  hint="no key needed"),
-    ProviderSpec("native", EXTRACT, _native, hint="no key needed (our own pipeline)"),
+    # the crawler sits above the agent layer: its adapter is imported by name, when built
+    ProviderSpec("native", EXTRACT | CRAWL, _native, hint="no key needed (our own pipeline)",
+                 factories={"crawl": "pipeline.crawl.provider:NativeCrawlProvider"}),
     ProviderSpec("searxng", SEARCH, "pipeline.providers.searxng:SearxngProvider",
                  env=("SEARXNG_URL",), hint="set SEARXNG_URL"),
     ProviderSpec("brave", SEARCH, "pipeline.providers.brave:BraveProvider",
                  env=("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY"), hint="set BRAVE_API_KEY"),
-    ProviderSpec("tavily", BOTH, "pipeline.providers.tavily:TavilyProvider",
+    ProviderSpec("tavily", BOTH | CRAWL, "pipeline.providers.tavily:TavilyProvider",
                  env=("TAVILY_API_KEY",), hint="set TAVILY_API_KEY"),
     ProviderSpec("exa", BOTH, "pipeline.providers.exa:ExaProvider",
                  env=("EXA_API_KEY",), hint="set EXA_API_KEY"),
-    ProviderSpec("firecrawl", BOTH, "pipeline.providers.firecrawl:FirecrawlProvider",
+    ProviderSpec("firecrawl", BOTH | CRAWL, "pipeline.providers.firecrawl:FirecrawlProvider",
                  env=("FIRECRAWL_API_KEY",),
                  hint="set FIRECRAWL_API_KEY (or FIRECRAWL_API_URL for a self-hosted one)"),
     ProviderSpec("jina", BOTH, "pipeline.providers.jina:JinaProvider",
@@ -93,12 +101,14 @@ BUILTIN_SPECS: tuple[ProviderSpec, ...] = (
                  hint="set JINA_API_KEY (the reader also works without one, rate-limited)"),
 )
 
-DEFAULTS: dict[str, str] = {"search": "duckduckgo", "extract": "native"}
+DEFAULTS: dict[str, str] = {"search": "duckduckgo", "extract": "native", "crawl": "native"}
 # Both capabilities follow the keys present (DESIGN.md); the batch command says on stderr when
 # a run's pages go to a vendor, since that may bill the user.
 AUTO_DETECT: dict[str, tuple[str, ...]] = {
     "search": ("searxng", "brave", "tavily", "exa", "firecrawl", "jina"),
     "extract": ("firecrawl", "tavily", "exa", "jina"),
+    # a crawl bills up to its page budget at once: a vendor only when named, never by a key
+    "crawl": (),
 }
 
 
@@ -154,9 +164,11 @@ class Registry:
                 "config", f"unknown provider {name!r}; valid names: {', '.join(self._specs)}"
             ) from None
 
-    def build(self, name: str, settings: Settings, env: Mapping[str, str] | None = None) -> Any:
-        """A new provider ``name``, configured from ``settings`` and the vendor variables."""
-        return self.spec(name).build(settings, provider_env(settings, env))
+    def build(self, name: str, settings: Settings, env: Mapping[str, str] | None = None,
+              capability: str | None = None) -> Any:
+        """A new provider ``name`` (for ``capability``, when its spec builds that one
+        otherwise), configured from ``settings`` and the vendor variables."""
+        return self.spec(name).build(settings, provider_env(settings, env), capability)
 
     def is_configured(self, name: str, settings: Settings,
                       env: Mapping[str, str] | None = None,
@@ -165,7 +177,7 @@ class Registry:
         Providers whose capabilities need different setup may answer per capability with
         an optional ``configured_for(capability)`` method."""
         try:
-            provider = self.build(name, settings, env)
+            provider = self.build(name, settings, env, capability)
         except PipelineError:
             return False
         per_capability = getattr(provider, "configured_for", None)

@@ -6,6 +6,11 @@ Extract takes up to 20 ``urls`` per call and answers ``results`` (``url``, ``raw
 and ``failed_results`` (``url``, ``error``; some renderings of the docs list bare URLs, so
 both are read). Errors come as ``{"detail": {"error": ...}}``; besides 401/429/5xx Tavily
 uses 432 (plan limit) and 433 (pay-as-you-go limit): the key is unusable until then.
+
+Crawl and map are one call each: ``POST /crawl`` and ``/map`` take ``url``, ``max_depth``
+(1 to 5), ``limit``, ``select_paths`` / ``exclude_paths`` (path regular expressions) and
+``timeout`` (seconds; crawl also ``format`` and ``extract_depth``); crawl answers
+``results`` of ``url`` and ``raw_content``, map ``results`` of bare URLs.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from typing import Any
 
 from pipeline.core.models import ExtractOptions, Record
 from pipeline.core.slices import VendorSettings
-from pipeline.providers.base import SearchOptions, SearchPage
+from pipeline.providers.base import CrawlOptions, CrawlPage, MapOptions, SearchOptions, SearchPage
 from pipeline.providers.common import (
     capped_count,
     failed_record,
+    glob_regex,
     in_input_order,
     present,
     rename_rows,
@@ -32,6 +38,8 @@ from pipeline.providers.http import HttpProvider, join_url, vendor_reason
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
 EXTRACT_BATCH = 20
+MAX_CRAWL_DEPTH = 5
+MAX_CRAWL_TIMEOUT = 150  # seconds Tavily lets one crawl or map run
 LIMIT_CAUSES = {432: "plan usage limit exceeded", 433: "pay-as-you-go limit exceeded"}
 
 
@@ -80,3 +88,36 @@ class TavilyProvider(HttpProvider):
                     cause = vendor_reason(error, "extraction failed")
                     by_url[url] = failed_record(url, self.name, cause)
         return in_input_order(urls, by_url, self.name)
+
+    def _walk_body(self, url: str, limit: int, options: CrawlOptions | MapOptions,
+                   warnings: list[str]) -> dict[str, Any]:
+        """The request of a crawl or a map: Tavily counts depth from 1 (the start page's
+        links), so depth 0 is the start page alone (limit 1)."""
+        if options.max_depth > MAX_CRAWL_DEPTH:
+            warnings.append(f"max_depth is at most {MAX_CRAWL_DEPTH}; asked for "
+                            f"{options.max_depth}")
+        return {"url": url, "max_depth": min(max(options.max_depth, 1), MAX_CRAWL_DEPTH),
+                "limit": 1 if options.max_depth == 0 else limit,
+                "timeout": min(max(int(options.deadline), 10), MAX_CRAWL_TIMEOUT),
+                **present(select_paths=[glob_regex(p) for p in options.include],
+                          exclude_paths=[glob_regex(p) for p in options.exclude])}
+
+    async def crawl(self, url: str, options: CrawlOptions) -> CrawlPage:
+        warnings: list[str] = []
+        body = {**self._walk_body(url, options.max_pages, options, warnings),
+                "format": "markdown", "extract_depth": "basic"}
+        data = await self.http.request_json("POST", join_url(self.base_url, "/crawl"),
+                                            json_body=body, headers=self.bearer())
+        rows = [{"url": item.get("url"), "content": item.get("raw_content"),
+                 "title": item.get("title")} if isinstance(item, dict) else item
+                for item in results_list(self.name, data, "results")]
+        return CrawlPage(pages=rows, warnings=warnings)
+
+    async def map(self, url: str, options: MapOptions) -> CrawlPage:
+        warnings: list[str] = []
+        data = await self.http.request_json(
+            "POST", join_url(self.base_url, "/map"), headers=self.bearer(),
+            json_body=self._walk_body(url, options.limit, options, warnings))
+        rows = [{"url": item} if isinstance(item, str) else item
+                for item in results_list(self.name, data, "results")]
+        return CrawlPage(pages=rows, warnings=warnings)

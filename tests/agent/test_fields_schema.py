@@ -49,5 +49,5 @@ async def test_bad_schemas_are_invalid_requests(tmp_path):
 
 
 def test_tool_definitions_offer_a_schema_argument():
-    (_, extract) = tool_definitions("openai_chat")
+    (_, extract, *_) = tool_definitions("openai_chat")
     assert "schema" in extract["function"]["parameters"]["properties"]

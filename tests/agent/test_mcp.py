@@ -100,7 +100,8 @@ async def test_mcp_server_over_stdio(site, tmp_path):
         tools = (await client.list_tools()).tools
         transcript.append("### tools/list\n\n" + "\n".join(
             f"- {t.name}: {sorted(t.input_schema['properties'])}" for t in tools) + "\n")
-        assert sorted(t.name for t in tools) == ["web_extract", "web_search"]
+        assert sorted(t.name for t in tools) == ["web_crawl", "web_extract", "web_map",
+                                                 "web_search"]
         extract_schema = next(t for t in tools if t.name == "web_extract").input_schema
         assert "offset" in extract_schema["properties"]
         assert "backend" not in extract_schema["properties"]

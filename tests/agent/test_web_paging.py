@@ -66,7 +66,7 @@ async def test_without_cache_offset_still_works_but_refetches(tmp_path):
 
 def test_web_tool_definitions_come_from_the_kernel_models():
     for flavor in FLAVORS:
-        search, extract = tool_definitions(flavor)
+        search, extract, *_ = tool_definitions(flavor)
         text = str(extract)
         assert "offset" in text and "compress" not in text and "instruction" not in text
         assert "max_results" in str(search)
@@ -108,7 +108,7 @@ async def test_run_tool_and_agent_tools_cap_max_chars(tmp_path):
     async with serve(app) as base:
         text = await run_tool("web_extract", {"urls": [f"{base}/x"], "max_chars": 5000},
                               settings=settings, untrusted=False)
-        search, extract = agent_tools(settings=settings, untrusted=False)
+        search, extract, *_ = agent_tools(settings=settings, untrusted=False)
         same = await extract(urls=[f"{base}/x"])
     assert text == same
     content = text.split("\n\n", 1)[1].split("\n\n(Truncated")[0]
