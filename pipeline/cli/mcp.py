@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the native crawler)",
     )
     parser.add_argument(
+        "--crawl-deadline", dest="crawl_deadline", type=float, default=None, metavar="SECONDS",
+        help="seconds one web_crawl or web_map call may take in all (default: 120)",
+    )
+    parser.add_argument(
         "--no-envelope",
         dest="envelope",
         action="store_false",

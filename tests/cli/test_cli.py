@@ -167,8 +167,10 @@ def test_every_setting_has_a_flag_with_its_default_in_the_help():
     parser = cli.build_parser()
     flags = {action.dest: action for action in parser._actions}
     # search_backend: the 'search' command's own flags; provider_env: a config-file table
-    # of vendor keys (secrets do not belong on a command line); NOT_BATCH: mcp's flags
-    batch_only = {"search_backend", "provider_env", *cli.NOT_BATCH}
+    # of vendor keys (secrets do not belong on a command line); NOT_BATCH and the crawl
+    # provider's (web_crawl's) two settings: mcp's flags
+    batch_only = {"search_backend", "provider_env", "crawl_backend", "crawl_deadline",
+                  *cli.NOT_BATCH}
     missing = [n for n in cli.Settings.model_fields if n not in flags and n not in batch_only]
     assert missing == [], f"add a flag for {missing} in pipeline/cli/command.py"
     assert "default: 100000" in flags["max_chars"].help
@@ -274,3 +276,11 @@ def test_a_bad_setting_is_named_as_given_in_plain_words(url_file, tmp_path, monk
     assert cli.main([str(url_file), "--config", str(config), *flags]) == 2
     err = capsys.readouterr().err
     assert err == "extract-pipeline: " + message.format(config=config)
+
+
+def test_the_mcp_command_takes_the_crawl_providers_settings_as_flags():
+    from pipeline.cli.mcp import build_parser
+
+    args = build_parser().parse_args(["--crawl-deadline", "7", "--crawl-backend", "tavily"])
+    settings = cli.settings_from_args(args)
+    assert (settings.crawl_deadline, settings.crawl_backend) == (7.0, ["tavily"])
