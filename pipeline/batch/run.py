@@ -242,6 +242,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
             if expanding:  # two fetchers, one per-host budget
                 documents = await fetchers.enter_async_context(
                     document_fetcher(settings, fetcher.gate, credential_scope, archive))
+        elif redirect_guard is not None and isinstance(fetcher, HttpFetcher):
+            fetcher = fetcher.guarding_redirects(redirect_guard)  # a handed fetcher keeps scope
         expander = None
         if expanding:
             assert expand is not None and documents is not None

@@ -12,6 +12,7 @@ host a URL names (:mod:`pipeline.fetch.credentials`). The whole of it runs under
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -162,6 +163,14 @@ class HttpFetcher:
         """Where credentials may go (None: every URL, on its own host); a renderer of this
         fetcher's pages asks it too."""
         return self._scope
+
+    def guarding_redirects(self, guard: RedirectGuard) -> HttpFetcher:
+        """This fetcher with ``guard`` judging each redirect hop; connections, per-host gate,
+        robots and credentials stay shared (a crawl's scope on a fetcher it was handed). The
+        owner of this fetcher opens and closes it."""
+        view = copy.copy(self)
+        view._redirect_guard = guard
+        return view
 
     async def __aenter__(self) -> HttpFetcher:
         s = self.settings

@@ -88,3 +88,44 @@ async def test_native_crawl_with_the_shared_fetcher_spends_its_per_host_budget(t
         found, *read = await asyncio.gather(*calls)
     assert found.ok and all(r.ok for r in read)
     assert flight["most"] == 1  # one connection to the host across every call
+
+
+
+def page_of(text: str, links: tuple[str, ...] = ()) -> web.Response:
+    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
+    return web.Response(text=f"<html><head><title>{text}</title></head><body><nav>{anchors}"
+                        f"</nav><main><article><h1>{text}</h1><p>{WORDS}</p></article></main>"
+                        "</body></html>", content_type="text/html")
+
+
+async def test_native_crawl_with_the_shared_fetcher_follows_no_redirect_out_of_scope(tmp_path):
+    other_gets: Counter = Counter()
+
+    async def elsewhere(request: web.Request) -> web.Response:
+        other_gets[request.path] += 1
+        return page_of("Elsewhere")
+
+    other = web.Application()
+    other.router.add_get("/{tail:.*}", elsewhere)
+    settings = loopback(tmp_path)
+    async with serve(other) as away:
+        async def home(request: web.Request) -> web.Response:
+            return page_of("Home", ("/away/", "/stay/"))
+
+        async def hop(request: web.Request) -> web.Response:
+            raise web.HTTPFound(f"{away}/landed")  # another port: out of the origin
+
+        async def stay(request: web.Request) -> web.Response:
+            return page_of("Stay")
+
+        app = web.Application()
+        app.router.add_get("/", home)
+        app.router.add_get("/away/", hop)
+        app.router.add_get("/stay/", stay)
+        async with serve(app) as base, SharedRuntime(settings) as shared:
+            found = await pipeline.web_crawl(f"{base}/", settings=settings,
+                                             registry=shared.registry)
+    assert found.ok, found.error
+    assert other_gets == Counter()  # the hop out of the origin was never requested
+    assert {page.url for page in found.pages} >= {f"{base}/", f"{base}/stay/"}
+    assert f"{away}/landed" not in {page.url for page in found.pages}
