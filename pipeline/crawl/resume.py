@@ -82,14 +82,15 @@ def _json_lines(path: str) -> Iterator[dict[str, Any]]:
                 yield value
 
 
-def read_resume(output: str) -> Resumed:
-    """The state a crawl into ``output`` (JSON lines) left, with its frontier log."""
+def read_resume(output: str, log: str | None = None) -> Resumed:
+    """The state a crawl into ``output`` (JSON lines) left, with its frontier log (``log``;
+    by default the one beside ``output``)."""
     resumed = Resumed()
     for record in _json_lines(output):
         if isinstance(record.get("url"), str) and isinstance(record.get("index"), int):
             resumed.done.append(record["url"])
             resumed.last_index = max(resumed.last_index, record["index"])
-    for event in _json_lines(log_path(output)):
+    for event in _json_lines(log or log_path(output)):
         if isinstance(url := event.get("q"), str):
             resumed.queued.append((url, int(event.get("d") or 0), event.get("p"),
                                    str(event.get("v") or "link")))
