@@ -21,13 +21,20 @@ the logged handoffs again; the receivers' seen-sets make that idempotent.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pipeline.batch.engine import Summary
-from pipeline.batch.output.output_dir import OutputDir, part_stem
+from pipeline.batch.output.output_dir import (
+    OutputDir,
+    manifest,
+    open_output_dir,
+    part_stem,
+    read_manifest,
+)
 from pipeline.batch.run import RunOutput, open_sink, scan_output
 from pipeline.batch.shards.plan import shard_of
 from pipeline.core.errors import UsageError
@@ -317,17 +324,18 @@ async def run_crawl_shard(job: CrawlShardJob, exchange: Exchange, *,
     return result
 
 
-def combine_results(results: Iterable[CrawlResult], summary: Summary) -> CrawlResult:
+def combine_results(results: Iterable[CrawlResult], summary: Summary,
+                    settings: Settings, options: CrawlOptions) -> CrawlResult:
     """The shards' results as one: ``summary`` (theirs, summed), skips by reason summed,
-    whether the budget ended the crawl."""
+    whether the budget ended the crawl and how many in-scope URLs it left."""
     skipped: Counter[str] = Counter()
-    budget_ended, left, cap = False, 0, None
+    budget_ended, left = False, 0
     for result in results:
         skipped.update(result.skipped)
         budget_ended |= result.budget_ended
         left += result.left
-        cap = result.crawl_delay_cap if cap is None else cap
-    return CrawlResult(summary, skipped, budget_ended, left, cap)
+    return CrawlResult(summary, skipped, budget_ended, left,
+                       settings.crawl_delay_cap if options.robots else None)
 
 
 def clear_ledger(path: str | None, *, resume: bool) -> None:
@@ -337,3 +345,48 @@ def clear_ledger(path: str | None, *, resume: bool) -> None:
             open(path, "w").close()
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
+
+
+@dataclass(frozen=True)
+class ShardedCrawl:
+    """A sharded crawl as the command line asks for it: ``shards`` shards writing the
+    directory ``output`` (``--processes N``, or ``engine`` ray), from ``starts``."""
+
+    starts: tuple[str, ...]
+    options: CrawlOptions
+    settings: Settings
+    output: str
+    shards: int | None  # None: a resumed run's count (its manifest), or Ray's default
+    engine: str = "processes"  # or "ray"
+    resume: bool = False
+    overwrite: bool = False
+    skipped: str | None = None
+    address: str | None = None  # engine ray: the cluster (None: a local Ray)
+
+    def prepare(self, shards: int | None) -> OutputDir:
+        """The output directory, checked (``--resume``: the same run) or cleared, with its
+        manifest: the start URLs and crawl options are the run's items."""
+        if shards is None:
+            found = read_manifest(Path(self.output)) if self.resume else None
+            if found is None:
+                raise UsageError("the number of shards is not known: give --shards N")
+            shards = int(found["shards"])
+        items = {"urls": list(self.starts), "crawl": asdict(self.options)}
+        wanted = manifest(shards, None, self.settings, json.loads(json.dumps(items)))
+        output = open_output_dir(self.output, wanted, resume=self.resume,
+                                 replacing=self.overwrite)
+        if not self.resume:
+            for shard in range(shards):
+                output.clear(shard)
+                frontier_log(output, shard).unlink(missing_ok=True)
+        output.check_idle(range(shards))  # an earlier run's writer still running: refused
+        clear_ledger(self.skipped, resume=self.resume)
+        return output
+
+    def jobs(self, output: OutputDir, settings: Settings) -> list[CrawlShardJob]:
+        return [CrawlShardJob(output, shard, settings, self.options, self.starts,
+                              self.skipped, self.resume) for shard in range(output.shards)]
+
+
+def resumed_note(output: OutputDir, done: int) -> str:
+    return f"resuming: {done} pages already in the parts of {output.path}"

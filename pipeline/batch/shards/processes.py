@@ -67,7 +67,8 @@ class Reporter:
         if reports is not None:
             reports.cancel_join_thread()
 
-    def _put(self, report: tuple[str, int, object]) -> None:
+    def put(self, report: tuple[str, int, Any]) -> None:
+        """One report to the driver (none once muted)."""
         if self._reports is not None:
             self._reports.put(report)
 
@@ -77,17 +78,17 @@ class Reporter:
             self.flush()
 
     def resumed(self, done: DoneSet, dropped: int) -> None:
-        self._put(("resumed", self._shard, len(done)))
+        self.put(("resumed", self._shard, len(done)))
 
     def flush(self) -> None:
         if self._delta.records:
-            self._put(("progress", self._shard, self._delta))
+            self.put(("progress", self._shard, self._delta))
             self._delta = Summary()
         self._sent = time.monotonic()
 
     def end(self, kind: str, payload: object) -> None:
         self.flush()
-        self._put((kind, self._shard, payload))
+        self.put((kind, self._shard, payload))
 
 
 def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
