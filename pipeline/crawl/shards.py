@@ -12,7 +12,7 @@ pages to its engine and gives back those it did not use when it goes idle; the c
 when every shard is idle and every handoff was received and judged.
 
 Each shard writes its part of the batch command's shard directory (``merge`` reads it) and
-its own frontier log beside it, ``part-K-of-N.frontier.jsonl``: what it queued, and every
+its own frontier log beside it, ``part-K-of-N.frontier`` (JSON lines): what it queued, and every
 handoff it sent (``{"h": url, "k": kind, "t": shard, ...}``) before the record of the page
 it came from is written. ``--resume`` rebuilds each shard from its part and log and sends
 the logged handoffs again; the receivers' seen-sets make that idempotent.
@@ -246,7 +246,7 @@ class CrawlShardJob:
 
 def frontier_log(output: OutputDir, shard: int) -> Path:
     """Shard ``shard``'s frontier log, beside its part."""
-    return output.path / f"{part_stem(shard, output.shards)}.frontier.jsonl"
+    return output.path / f"{part_stem(shard, output.shards)}.frontier"  # not a part-*.jsonl
 
 
 def logged_handoffs(path: Path) -> list[tuple[int, Handoff]]:

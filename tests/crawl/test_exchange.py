@@ -135,7 +135,7 @@ async def test_origin_scope_hands_foreign_links_to_their_owner_who_judges_them()
                                  != shard_of(HOSTS[0], 2))
     links = {f"{home}/": [f"{other}/x", f"{home}/a"], f"{home}/a": [f"{other}/x"],
              f"{other}/x": []}
-    fetched, written, skipped = await crawl_sharded(
+    fetched, _written, skipped = await crawl_sharded(
         links, [f"{home}/"], 2, CrawlOptions(sitemap=False), 0)
     assert set(fetched) == {f"{home}/", f"{home}/a"}
     assert skipped == [{"url": f"{other}/x", "reason": "out_of_scope",
