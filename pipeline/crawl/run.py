@@ -24,7 +24,7 @@ from pipeline.batch.engine import Summary
 from pipeline.batch.input.documents import Parse, in_thread
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.sources import document_fetcher
-from pipeline.batch.run import RunOutput, extract_items
+from pipeline.batch.run import PLAIN_STEM, RunOutput, extract_items
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -405,7 +405,8 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                     open_output: Callable[[], RunOutput], *,
                     ledger: Ledger | None = None, fetcher: Fetcher | None = None,
                     signals: Iterable[int] = (), log: FrontierLog | None = None,
-                    resumed: Resumed | None = None, state: Crawl | None = None) -> CrawlResult:
+                    resumed: Resumed | None = None, state: Crawl | None = None,
+                    warc_stem: str = PLAIN_STEM) -> CrawlResult:
     """Crawl into ``open_output``'s output (a sink's write and close); the CLI's way in.
     ``UsageError`` for a bad start URL or pattern, before anything is fetched. With
     ``log``, every URL queued is logged; with ``resumed``, the crawl goes on from where a
@@ -434,6 +435,7 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
             summary = await extract_items((), open_output, settings,
                                           registry=registry, fetcher=fetcher,
                                           signals=signals, scheduler=state,
+                                          warc_stem=warc_stem,
                                           redirect_guard=state.guard, review=state.take)
         finally:
             state.cancel_background()

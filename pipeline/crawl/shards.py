@@ -313,7 +313,8 @@ async def run_crawl_shard(job: CrawlShardJob, exchange: Exchange, *,
 
             result = await run_crawl(job.starts, job.options, job.settings, open_output,
                                      ledger=ledger, signals=signals, log=log,
-                                     resumed=resumed, state=state)
+                                     resumed=resumed, state=state,
+                                     warc_stem=part_stem(shard, output.shards))
         finally:
             exchange.close()
             ledger.close()

@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.batch.shards.plan import shard_of
 from pipeline.cli.command import main
-from tests.crawl.site import Site, html, raw, slow
+from tests.crawl.site import Site, html, raw, redirect, slow
 from tests.support.pages import in_thread, serve
 
 FLAGS = ["--allow-private", "--retries", "0", "--no-head", "--no-detect-lang", "--quiet"]
@@ -171,3 +171,28 @@ def test_resume_after_kill_9_of_the_driver(tmp_path: Path) -> None:
         repeated = [path for site in (a, b) for path, count in site.hits.items() if count > 1]
         assert len(repeated) <= 8, repeated  # in flight: 2 per shard, records not yet written
     assert (out / "_SUCCESS").exists()
+
+
+def test_a_start_page_redirect_to_another_shard_widens_every_scope(tmp_path: Path) -> None:
+    """The start page redirects to a host another shard owns: that origin joins every
+    shard's scope, its page is known there as an alias (not fetched again when linked), and
+    its sitemap's URLs go to their owners."""
+    out = tmp_path / "out"
+    with sites(2) as [(a, au), (b, bu)]:
+        a.pages.update({"/": redirect(f"{bu}/home"), "/y": html("A y"), "/z": html("A z")})
+        b.pages.update({
+            "/home": html("B home", ["/x", f"{au}/y"]),
+            "/x": html("B x", ["/home", f"{au}/"]),
+            "/s": html("B s"),
+            "/sitemap.xml": raw(f"<urlset><url><loc>{bu}/s</loc></url>"
+                                f"<url><loc>{au}/z</loc></url></urlset>", "application/xml"),
+        })
+        assert main(["crawl", au + "/", "--processes", "2", "-o", str(out),
+                     "--ignore-robots", *FLAGS]) == 0
+        found = {str(record["url"]): record for record in records(out)}
+        assert sorted(found) == sorted([au + "/", bu + "/x", au + "/y", bu + "/s", au + "/z"])
+        assert found[au + "/"]["final_url"] == bu + "/home"
+        assert found[bu + "/s"]["via"] == "sitemap"
+        pages = [(site, path) for site in (a, b) for path in site.pages
+                 if path not in ("/robots.txt", "/sitemap.xml")]
+        assert all(site.hits[path] == 1 for site, path in pages), [a.hits, b.hits]
