@@ -123,13 +123,10 @@ def bench(name: str, extra: list[str], out: Path, args: argparse.Namespace) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hosts", type=int, default=8)
-    parser.add_argument("--pages", type=int, default=2_000)
-    parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--port", type=int, default=8854)
-    parser.add_argument("--timeout", type=float, default=1_800)
+    for flag, default in (("--hosts", 8), ("--pages", 2_000), ("--latency", 0.05),
+                          ("--concurrency", 16), ("--processes", 2), ("--port", 8854),
+                          ("--timeout", 1_800.0)):
+        parser.add_argument(flag, type=type(default), default=default)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
     ready = multiprocessing.Event()

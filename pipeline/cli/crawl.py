@@ -30,6 +30,7 @@ from pipeline.cli.command import (
     RENDERING,
     SCALE_OUT,
     _Parser,
+    add_engine_arguments,
     add_settings_arguments,
     invoked_as,
     settings_from_args,
@@ -93,15 +94,7 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
 def _add_shard_arguments(parser: argparse.ArgumentParser) -> None:
     """A sharded crawl's flags (``--processes N`` is a setting's)."""
     group = next(group for group in parser._action_groups if group.title == SCALE_OUT)
-    group.add_argument("--engine", choices=("local", "ray"), default="local",
-                       help="ray: the crawl's shards as Ray tasks (needs -o OUT_DIR and the "
-                       "'ray' extra); default: local")
-    group.add_argument("--address", metavar="ADDRESS",
-                       help="with --engine ray: the cluster (auto, ray://HOST:10001); "
-                       "default: start a local Ray")
-    group.add_argument("--shards", type=int, metavar="N",
-                       help="with --engine ray: how many shards; default: the cluster's CPUs "
-                       "(or the resumed run's)")
+    add_engine_arguments(group, shards="one per CPU of the cluster")
 
 
 def build_parser(*, mapping: bool) -> argparse.ArgumentParser:

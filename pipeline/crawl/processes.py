@@ -19,30 +19,19 @@ import time
 from typing import Any
 
 from pipeline.batch.engine import Summary
-from pipeline.batch.input.sources import say
 from pipeline.batch.shards.processes import Driver, Reporter, drive, shard_process
 from pipeline.core.models import Record
 from pipeline.crawl.exchange import HUB_KINDS, Hub, MessageExchange, ToShard
 from pipeline.crawl.run import CrawlResult
-from pipeline.crawl.shards import (
-    CrawlShardJob,
-    ShardedCrawl,
-    combine_results,
-    records_done,
-    resumed_note,
-    run_crawl_shard,
-)
+from pipeline.crawl.shards import CrawlShardJob, ShardedCrawl, run_crawl_shard
 
 OUTCOME = "crawl"  # a shard's report of its skips, budget and Crawl-delay cap
 
 
 def run_crawl_processes(plan: ShardedCrawl) -> CrawlResult:
     """Every shard of ``plan`` in its own process, at once; the crawl's result."""
-    output = plan.prepare(plan.shards)
+    output, used = plan.begin(plan.shards)
     started = time.monotonic()
-    used = records_done(output) if plan.resume else 0
-    if used:
-        say(plan.settings.quiet, resumed_note(output, used))
     # The machine's handler workers, shared out: each process has the CPU of 1/N of it.
     settings = plan.settings.model_copy(update={
         "processes": 1, "workers": max(1, plan.settings.workers // output.shards)})
@@ -63,8 +52,7 @@ def run_crawl_processes(plan: ShardedCrawl) -> CrawlResult:
         inboxes[job.shard] = driver.context.SimpleQueue()
         driver.add(job.shard, _crawl_process, (job, inboxes[job.shard]))
     summary = drive(driver, None, settings.quiet, started, together=True)
-    summary.skipped += used
-    return combine_results(outcomes.values(), summary, plan.settings, plan.options)
+    return plan.result(outcomes.values(), summary, used)
 
 
 def _crawl_process(job: CrawlShardJob, inbox: Any, reports: Any, driver: int) -> None:

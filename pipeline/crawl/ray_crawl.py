@@ -18,27 +18,13 @@ import time
 from typing import Any
 
 from pipeline.batch.engine import Summary
-from pipeline.batch.input.sources import say
 from pipeline.batch.progress import combine
-from pipeline.batch.shards.ray_engine import ray_session
+from pipeline.batch.shards.ray_engine import ray, ray_session  # UsageError without Ray
 from pipeline.batch.shards.shard_run import stop_signals_interrupt
-from pipeline.core.errors import PipelineError, UsageError
-from pipeline.core.extras import install_hint
+from pipeline.core.errors import PipelineError
 from pipeline.crawl.exchange import Hub, MessageExchange, ToShard
 from pipeline.crawl.run import CrawlResult
-from pipeline.crawl.shards import (
-    CrawlShardJob,
-    ShardedCrawl,
-    combine_results,
-    records_done,
-    resumed_note,
-    run_crawl_shard,
-)
-
-try:
-    import ray
-except ImportError as exc:  # the command line turns this into a one-line usage error
-    raise UsageError(f"--engine ray needs Ray: {install_hint('ray')}") from exc
+from pipeline.crawl.shards import CrawlShardJob, ShardedCrawl, run_crawl_shard
 
 
 class HubActor:
@@ -91,11 +77,8 @@ def run_crawl_ray(plan: ShardedCrawl) -> CrawlResult:
     """Every shard of ``plan`` as a Ray task, all at once; the crawl's result."""
     with ray_session(plan.address):
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        output = plan.prepare(plan.shards or (None if plan.resume else cpus))
+        output, used = plan.begin(plan.shards or (None if plan.resume else cpus))
         started = time.monotonic()
-        used = records_done(output) if plan.resume else 0
-        if used:
-            say(plan.settings.quiet, resumed_note(output, used))
         settings = plan.settings.model_copy(update={"processes": 1, "workers": 1})
         hub: Any = ray.remote(HubActor).options(num_cpus=0).remote(
             output.shards, plan.options.max_pages, used)
@@ -104,9 +87,7 @@ def run_crawl_ray(plan: ShardedCrawl) -> CrawlResult:
         running = {task.remote(job, hub): job for job in plan.jobs(output, settings)}
         results, summaries = _gather(running)
         ray.kill(hub)
-    summary = combine(summaries, started)
-    summary.skipped += used
-    return combine_results(results, summary, plan.settings, plan.options)
+    return plan.result(results, combine(summaries, started), used)
 
 
 def _gather(running: dict[Any, CrawlShardJob]) -> tuple[list[CrawlResult], list[Summary]]:

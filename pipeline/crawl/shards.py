@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pipeline.batch.engine import Summary
+from pipeline.batch.input.sources import say
 from pipeline.batch.output.output_dir import (
     OutputDir,
     manifest,
@@ -384,10 +385,23 @@ class ShardedCrawl:
         clear_ledger(self.skipped, resume=self.resume)
         return output
 
+    def begin(self, shards: int | None) -> tuple[OutputDir, int]:
+        """The output directory (:meth:`prepare`) and the pages its parts hold already
+        (``--resume``: they took their places in the budget)."""
+        output = self.prepare(shards)
+        used = records_done(output) if self.resume else 0
+        if used:
+            say(self.settings.quiet,
+                f"resuming: {used} pages already in the parts of {output.path}")
+        return output, used
+
+    def result(self, results: Iterable[CrawlResult], summary: Summary,
+               used: int) -> CrawlResult:
+        """The shards' results as one (``used``: the pages done before this run)."""
+        summary.skipped += used
+        return combine_results(results, summary, self.settings, self.options)
+
     def jobs(self, output: OutputDir, settings: Settings) -> list[CrawlShardJob]:
         return [CrawlShardJob(output, shard, settings, self.options, self.starts,
                               self.skipped, self.resume) for shard in range(output.shards)]
 
-
-def resumed_note(output: OutputDir, done: int) -> str:
-    return f"resuming: {done} pages already in the parts of {output.path}"

@@ -14,16 +14,7 @@ from tests.crawl.test_crawl_shards import FLAGS, records, sites
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed (not in the test extra: it is large): "
     "pip install -e '.[test,ray]' runs this test")
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(900)  # a local Ray starts slowly on a loaded machine
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    yield
-    ray.shutdown()
 
 
 def test_ray_crawls_two_sites_each_page_once(tmp_path: Path, local_ray) -> None:

@@ -102,6 +102,20 @@ def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
     threading.Thread(target=watch, name="pipeline-driver-watch", daemon=True).start()
 
 
+def _forget_inherited_forkserver() -> None:
+    """A forked shard process: the driver's handler-pool forkserver, when the driver had
+    started one (a library caller's earlier run), is not this process's to use — a pool
+    would fail to start through it — so the next pool here starts its own."""
+    from multiprocessing import forkserver
+
+    server: Any = getattr(forkserver, "_forkserver", None)
+    if START_METHOD != "fork" or server is None or server._forkserver_pid is None:
+        return
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)  # this copy would keep the driver's alive
+    server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
+
+
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -139,6 +153,7 @@ def shard_process(shard: int, reports: Any, driver: int,
     ``--resume``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the driver decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, if forked
+    _forget_inherited_forkserver()
     reporter = Reporter(shard, reports)
 
     def driver_gone() -> None:

@@ -40,7 +40,7 @@ from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.extras import install_hint
 
 try:
-    import ray
+    import ray as ray  # re-exported: the crawl's Ray engine imports it from here
 except ImportError as exc:  # the command line turns this into a one-line usage error
     raise UsageError(f"--engine ray needs Ray: {install_hint('ray')}") from exc
 
