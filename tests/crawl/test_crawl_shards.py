@@ -138,10 +138,12 @@ def test_map_is_one_process(capsys) -> None:
     assert "map runs in one process" in capsys.readouterr().err
 
 
-def test_resume_after_kill_9_of_the_driver(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
+def test_resume_after_kill_9_of_the_driver(tmp_path: Path, stop: str) -> None:
     """``kill -9`` of a ``--processes 2`` crawl's driver (its shard processes die with it),
-    then ``--resume``: every page once, and only pages in flight at the kill (or whose
-    records had not reached their part) fetched again."""
+    or SIGTERM (passed on to the shards: exit 130), then ``--resume``: every page once, and
+    only pages in flight at the stop (or whose records had not reached their part) fetched
+    again."""
     out = tmp_path / "out"
     with sites(2) as [(a, au), (b, bu)]:
         for site, other in ((a, bu), (b, au)):
@@ -158,8 +160,8 @@ def test_resume_after_kill_9_of_the_driver(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         while len(records(out)) < 6 and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        os.kill(process.pid, signal.SIGKILL)
-        assert process.wait() == -signal.SIGKILL
+        os.kill(process.pid, getattr(signal, stop))
+        assert process.wait() == (-signal.SIGKILL if stop == "SIGKILL" else 130)
         idle(out)  # the shard processes die with the driver (PR_SET_PDEATHSIG)
         before = len(records(out))
         assert 0 < before < 26, "the crawl should have been killed mid-way"
@@ -196,3 +198,17 @@ def test_a_start_page_redirect_to_another_shard_widens_every_scope(tmp_path: Pat
         pages = [(site, path) for site in (a, b) for path in site.pages
                  if path not in ("/robots.txt", "/sitemap.xml")]
         assert all(site.hits[path] == 1 for site, path in pages), [a.hits, b.hits]
+
+
+def test_a_caller_that_crawled_in_process_before_can_shard(tmp_path: Path) -> None:
+    """A crawl in this process starts its handler pool's forkserver; the shard processes a
+    later sharded crawl forks must not use it (their pools would not start)."""
+    with sites(2) as [(a, au), (b, bu)]:
+        a.pages["/"] = html("A", [f"{bu}/"])
+        b.pages["/"] = html("B", [f"{au}/"])
+        common = ["--scope", "any", "--no-sitemap", "--ignore-robots", *FLAGS]
+        assert main(["crawl", au + "/", "-o", str(tmp_path / "one.jsonl"), *common]) == 0
+        assert main(["crawl", au + "/", "--processes", "2", "-o", str(tmp_path / "out"),
+                     *common]) == 0
+        assert sorted(str(record["url"]) for record in records(tmp_path / "out")) == [
+            *sorted([au + "/", bu + "/"])]
