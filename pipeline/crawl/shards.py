@@ -13,7 +13,7 @@ when every shard is idle and every handoff was received and judged.
 
 Each shard writes its part of the batch command's shard directory (``merge`` reads it) and
 its own frontier log beside it, ``part-K-of-N.frontier`` (JSON lines): what it queued, and every
-handoff it sent (``{"h": url, "k": kind, "t": shard, ...}``) before the record of the page
+handoff it sent (``{"x": url, "k": kind, "to": shard, ...}``) before the record of the page
 it came from is written. ``--resume`` rebuilds each shard from its part and log and sends
 the logged handoffs again; the receivers' seen-sets make that idempotent.
 """
@@ -112,7 +112,7 @@ class ShardCrawl(Crawl):
     def hand(self, shard: int, handoff: Handoff) -> None:
         """Send ``handoff`` to ``shard``, logged first (``--resume`` sends it again)."""
         if self.log is not None:
-            self.log.event(h=handoff.url, k=handoff.kind, t=shard, d=handoff.depth,
+            self.log.event(x=handoff.url, k=handoff.kind, to=shard, d=handoff.depth,
                            p=handoff.parent, v=handoff.via)
         self.exchange.send(shard, handoff)
         self.sent += self.shards - 1 if shard == BROADCAST else 1
@@ -254,9 +254,9 @@ def logged_handoffs(path: Path) -> list[tuple[int, Handoff]]:
     """The handoffs a shard's frontier log holds, in order."""
     found = []
     for event in _json_lines(str(path)):
-        if isinstance(url := event.get("h"), str) and event.get("k") in (
+        if isinstance(url := event.get("x"), str) and event.get("k") in (
                 "url", "alias", "scope", "nofollow"):
-            found.append((int(event.get("t", 0)),
+            found.append((int(event.get("to", 0)),
                           Handoff(event["k"], url, int(event.get("d") or 0), event.get("p"),
                                   str(event.get("v") or "link"))))
     return found
