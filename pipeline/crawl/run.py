@@ -36,6 +36,7 @@ from pipeline.crawl.rules import Rules
 from pipeline.crawl.scope import Scope, ScopeMode
 from pipeline.crawl.traps import TrapGuard
 from pipeline.extract.native import load_registry
+from pipeline.extract.runners import Runner
 from pipeline.fetch.base import Fetcher
 
 VIAS = ("start", "sitemap", "link", "redirect")
@@ -388,11 +389,13 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                     open_output: Callable[[], RunOutput], *,
                     ledger: Ledger | None = None, fetcher: Fetcher | None = None,
                     signals: Iterable[int] = (), log: FrontierLog | None = None,
-                    resumed: Resumed | None = None) -> CrawlResult:
+                    resumed: Resumed | None = None,
+                    runner: Runner | None = None) -> CrawlResult:
     """Crawl into ``open_output``'s output (a sink's write and close); the CLI's way in.
     ``UsageError`` for a bad start URL or pattern, before anything is fetched. With
     ``log``, every URL queued is logged; with ``resumed``, the crawl goes on from where a
-    stopped one left (:mod:`pipeline.crawl.resume`)."""
+    stopped one left (:mod:`pipeline.crawl.resume`). ``runner`` replaces the batch
+    command's handler pool (None: the pool)."""
     starts = check_start_urls(start_urls)
     state = Crawl(starts, options, ledger, log=log, resumed=resumed)
     settings = crawl_settings(settings, options)
@@ -415,7 +418,8 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
             summary = await extract_items((), open_output, settings,
                                           registry=registry, fetcher=fetcher,
                                           signals=signals, scheduler=state,
-                                          redirect_guard=state.guard, review=state.take)
+                                          redirect_guard=state.guard, review=state.take,
+                                          runner=runner)
         finally:
             state.cancel_background()
     return state.finish(summary, settings)
@@ -425,9 +429,12 @@ async def crawl(start_urls: Sequence[str], options: CrawlOptions | None = None,
                 settings: Settings | None = None, *,
                 on_record: Callable[[Record], None] | None = None,
                 ledger: Ledger | None = None,
-                fetcher: Fetcher | None = None) -> CrawlResult:
+                fetcher: Fetcher | None = None,
+                runner: Runner | None = None) -> CrawlResult:
     """Crawl from ``start_urls``: each page's record to ``on_record``, or, without one,
-    into the result's ``records``. Raises ``UsageError`` for a bad start URL or pattern."""
+    into the result's ``records``. Raises ``UsageError`` for a bad start URL or pattern.
+    Pages are extracted in the batch command's handler pool unless ``runner`` is given
+    (an :class:`~pipeline.extract.runners.InlineRunner`: in this process, nothing started)."""
     options = options or CrawlOptions()
     records: list[Record] = []
     write = on_record or records.append
@@ -436,7 +443,7 @@ async def crawl(start_urls: Sequence[str], options: CrawlOptions | None = None,
         return RunOutput(write, lambda: None)
 
     result = await run_crawl(start_urls, options, settings or Settings(), open_output,
-                             ledger=ledger, fetcher=fetcher)
+                             ledger=ledger, fetcher=fetcher, runner=runner)
     result.records = records
     return result
 
@@ -456,7 +463,8 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
                    settings: Settings | None = None, *,
                    on_url: Callable[[MappedUrl], None] | None = None,
                    ledger: Ledger | None = None,
-                   fetcher: Fetcher | None = None) -> tuple[list[MappedUrl], CrawlResult]:
+                   fetcher: Fetcher | None = None,
+                   runner: Runner | None = None) -> tuple[list[MappedUrl], CrawlResult]:
     """The same discovery as :func:`crawl` (sitemaps and links, scope, rules, budget), but
     the URLs of the pages it found rather than their records."""
     found: list[MappedUrl] = []
@@ -467,7 +475,7 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
             emit(mapped(record))
 
     result = await crawl(start_urls, options, settings, on_record=on_record, ledger=ledger,
-                         fetcher=fetcher)
+                         fetcher=fetcher, runner=runner)
     return found, result
 
 
