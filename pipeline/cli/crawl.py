@@ -81,8 +81,8 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
     if not mapping:
         output.add_argument("--resume", action="store_true",
                             help="go on with a crawl that was stopped (even by kill -9): "
-                            "the pages OUT holds are done, the rest of its frontier log "
-                            "(OUT.frontier.jsonl) is crawled")
+                            "the pages OUT (JSON lines or Parquet) holds are done, the rest "
+                            "of its frontier log (OUT.frontier.jsonl) is crawled")
     output.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (a non-empty OUT is refused otherwise)")
 
@@ -132,8 +132,8 @@ def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> No
     if mapping and args.output is not None and args.output.lower().endswith(".parquet"):
         raise UsageError("map writes URLs: -o urls.txt or urls.jsonl")
     resume = getattr(args, "resume", False)
-    if resume and (args.output is None or args.output.lower().endswith(".parquet")):
-        raise UsageError("--resume needs -o OUT.jsonl (the output and its frontier log)")
+    if resume and args.output is None:
+        raise UsageError("--resume needs -o OUT (the output and its frontier log)")
     check_output(OutputTarget(args.output), input_path=None, resume=resume,
                  overwrite=args.overwrite)
     check_config(settings)

@@ -1,5 +1,6 @@
 """``crawl --resume``: an append-only frontier log beside the output, and the crawl rebuilt
-from it and the records after a stop — ``kill -9`` included.
+from it and the records (JSON lines, or a Parquet directory's parts and journals) after a
+stop — ``kill -9`` included.
 
 The log (``OUT.frontier.jsonl``) has one JSON line per event: a URL queued
 (``{"q": url, "d": depth, "p": parent, "v": via}``), an alias marked (``{"a": url}``), a start
@@ -82,13 +83,27 @@ def _json_lines(path: str) -> Iterator[dict[str, Any]]:
                 yield value
 
 
-def read_resume(output: str) -> Resumed:
-    """The state a crawl into ``output`` (JSON lines) left, with its frontier log."""
-    resumed = Resumed()
+def _recorded(output: str) -> Iterator[tuple[int, str]]:
+    """The (index, url) of each record ``output`` holds: JSON lines, or a Parquet
+    directory's parts and journals (the records of the group not written as a part yet)."""
+    from pipeline.batch.output.parquet_sink import is_parquet, recorded
+
+    if is_parquet(output):
+        yield from recorded(output)
+        return
     for record in _json_lines(output):
-        if isinstance(record.get("url"), str) and isinstance(record.get("index"), int):
-            resumed.done.append(record["url"])
-            resumed.last_index = max(resumed.last_index, record["index"])
+        if isinstance(url := record.get("url"), str) and isinstance(
+                index := record.get("index"), int):
+            yield index, url
+
+
+def read_resume(output: str) -> Resumed:
+    """The state a crawl into ``output`` (JSON lines or Parquet) left, with its frontier
+    log."""
+    resumed = Resumed()
+    for index, page in _recorded(output):
+        resumed.done.append(page)
+        resumed.last_index = max(resumed.last_index, index)
     for event in _json_lines(log_path(output)):
         if isinstance(url := event.get("q"), str):
             resumed.queued.append((url, int(event.get("d") or 0), event.get("p"),

@@ -83,11 +83,30 @@ def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -
     assert "Traceback" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
-def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop: str) -> None:
+def _written(out: Path) -> list[dict]:
+    """The records a crawl wrote so far: JSON lines, or a Parquet directory's parts and the
+    journal of the group not written as a part yet (read as the crawl goes on)."""
+    if out.suffix != ".parquet":
+        return [json.loads(line) for line in out.read_bytes().splitlines()
+                if line.endswith(b"}")] if out.exists() else []
+    import pyarrow.parquet as pq
+
+    rows = [row for part in sorted(out.glob("part-*.parquet"))
+            for row in pq.read_table(part, columns=["index", "url"]).to_pylist()]
+    for journal in sorted(out.glob(".journal-*.jsonl")):
+        rows += [json.loads(line) for line in journal.read_bytes().splitlines()
+                 if line.endswith(b"}")]
+    return rows
+
+
+@pytest.mark.parametrize(("stop", "name"), [("SIGKILL", "out.jsonl"), ("SIGTERM", "out.jsonl"),
+                                            ("SIGKILL", "out.parquet")])
+def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop: str,
+                                                            name: str) -> None:
     """A crawl killed mid-way (kill -9, or SIGTERM: exit 130) is finished by --resume: every
     page once, and only pages that were in flight (or whose records had not reached the
-    file) are fetched again."""
+    file) are fetched again. Parquet output too: its journal holds the records of the
+    group not written as a part yet."""
     import os
     import signal
     import subprocess
@@ -102,24 +121,23 @@ def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop
     for number, path in enumerate(pages):
         children = pages[10 + 2 * number: 12 + 2 * number] if number < 10 else []
         site.pages[path] = slow(html(f"Page {number}", children), 0.05)
-    out = tmp_path / "out.jsonl"
+    out = tmp_path / name
     argv = ["crawl", "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "2",
             "--per-host", "2", *FLAGS]
     with in_thread(serve(site.app())) as url:
         process = subprocess.Popen([sys.executable, "-m", "pipeline", *argv, url + "/"],
                                    stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while (not out.exists() or len(out.read_bytes().splitlines()) < 8) and (
+        while len(_written(out)) < 8 and (
                 process.poll() is None and time.monotonic() < deadline):
             time.sleep(0.05)
         os.kill(process.pid, getattr(signal, stop))
         status = process.wait()
         assert status == (-signal.SIGKILL if stop == "SIGKILL" else 130)
-        before = len(out.read_bytes().splitlines())
+        before = len(_written(out))
         assert 0 < before < 31, "the crawl should have been killed mid-way"
         assert main([*argv, "--resume", url + "/"]) == 0
-    records = [json.loads(line) for line in out.read_text().splitlines()]
-    urls = [record["url"][len(url):] for record in records]
+    urls = [record["url"][len(url):] for record in _written(out)]
     assert sorted(urls) == sorted(["/", *pages])  # every page, once
     repeated = [path for path, count in site.hits.items() if count > 1]
     assert len(repeated) <= 4, repeated  # in flight at the kill: at most 2 × 2 per host
