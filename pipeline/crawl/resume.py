@@ -1,15 +1,17 @@
-"""``crawl --resume``: an append-only frontier log beside the output, and the crawl rebuilt
-from it and the records (JSON lines, or a Parquet directory's parts and journals) after a
-stop — ``kill -9`` included.
+"""``crawl --resume`` and ``map --resume``: an append-only frontier log beside the output,
+and the crawl rebuilt from it and the records (JSON lines, or a Parquet directory's parts and
+journals) after a stop — ``kill -9`` included.
 
 The log (``OUT.frontier.jsonl``) has one JSON line per event: a URL queued
 (``{"q": url, "d": depth, "p": parent, "v": via}``), an alias marked (``{"a": url}``), a start
-page's final URL taken into the scope (``{"s": url}``) and an origin whose sitemaps were all
-read (``{"m": origin}``). A page's links are logged (and the bytes handed to the operating
-system) before its record is handed to the sink, so no page that has a record can have
-unlogged links. On resume, the pages the output holds are done; every URL queued and not
-done is queued again in its order: only pages in flight at the stop (or whose records had
-not reached the file) are fetched again.
+page's final URL taken into the scope (``{"s": url}``), an origin whose sitemaps were all
+read (``{"m": origin}``) and, for ``map`` (whose output holds URLs, not records), a page done
+(``{"f": url, "i": index}``, logged once its URL line, if any, is in the output). A page's
+links are logged (and the bytes handed to the operating system) before its record is handed
+to the sink, so no page that has a record can have unlogged links. On resume, the pages the
+output holds (a map: those the log says are done) are done; every URL queued and not done is
+queued again in its order: only pages in flight at the stop (or whose records had not
+reached the file) are fetched again.
 """
 
 from __future__ import annotations
@@ -97,13 +99,18 @@ def _recorded(output: str) -> Iterator[tuple[int, str]]:
             yield index, url
 
 
-def read_resume(output: str) -> Resumed:
+def read_resume(output: str, *, mapping: bool = False) -> Resumed:
     """The state a crawl into ``output`` (JSON lines or Parquet) left, with its frontier
-    log."""
+    log; for a map (``mapping``), the pages done are those its log says."""
     resumed = Resumed()
-    for index, page in _recorded(output):
+
+    def done(index: int, page: str) -> None:
         resumed.done.append(page)
         resumed.last_index = max(resumed.last_index, index)
+
+    if not mapping:
+        for index, page in _recorded(output):
+            done(index, page)
     for event in _json_lines(log_path(output)):
         if isinstance(url := event.get("q"), str):
             resumed.queued.append((url, int(event.get("d") or 0), event.get("p"),
@@ -114,4 +121,7 @@ def read_resume(output: str) -> Resumed:
             resumed.scope.append(url)
         elif isinstance(url := event.get("m"), str):
             resumed.seeded.add(url)
+        elif mapping and isinstance(url := event.get("f"), str) and isinstance(
+                number := event.get("i"), int):
+            done(number, url)
     return resumed

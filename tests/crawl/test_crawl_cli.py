@@ -86,6 +86,9 @@ def test_a_refused_address_is_a_record_not_a_traceback(tmp_path: Path, capsys) -
 def _written(out: Path) -> list[dict]:
     """The records a crawl wrote so far: JSON lines, or a Parquet directory's parts and the
     journal of the group not written as a part yet (read as the crawl goes on)."""
+    if out.suffix == ".txt":  # a map's URL lines
+        lines = out.read_bytes().splitlines(keepends=True) if out.exists() else []
+        return [{"url": line.decode().rstrip()} for line in lines if line.endswith(b"\n")]
     if out.suffix != ".parquet":
         return [json.loads(line) for line in out.read_bytes().splitlines()
                 if line.endswith(b"}")] if out.exists() else []
@@ -99,14 +102,17 @@ def _written(out: Path) -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize(("stop", "name"), [("SIGKILL", "out.jsonl"), ("SIGTERM", "out.jsonl"),
-                                            ("SIGKILL", "out.parquet")])
-def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop: str,
-                                                            name: str) -> None:
+@pytest.mark.parametrize(("command", "stop", "name"), [
+    ("crawl", "SIGKILL", "out.jsonl"), ("crawl", "SIGTERM", "out.jsonl"),
+    ("crawl", "SIGKILL", "out.parquet"), ("map", "SIGKILL", "urls.txt"),
+    ("map", "SIGTERM", "urls.jsonl")])
+def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, command: str,
+                                                            stop: str, name: str) -> None:
     """A crawl killed mid-way (kill -9, or SIGTERM: exit 130) is finished by --resume: every
     page once, and only pages that were in flight (or whose records had not reached the
     file) are fetched again. Parquet output too: its journal holds the records of the
-    group not written as a part yet."""
+    group not written as a part yet. A map too: its frontier log says which pages are done
+    (a page that failed is no URL of the map, and is not fetched again either)."""
     import os
     import signal
     import subprocess
@@ -120,9 +126,9 @@ def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop
     site.pages["/"] = html("Home", pages[:10])
     for number, path in enumerate(pages):
         children = pages[10 + 2 * number: 12 + 2 * number] if number < 10 else []
-        site.pages[path] = slow(html(f"Page {number}", children), 0.05)
+        site.pages[path] = slow(html(f"Page {number}", [*children, f"/gone{number}"]), 0.05)
     out = tmp_path / name
-    argv = ["crawl", "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "2",
+    argv = [command, "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "2",
             "--per-host", "2", *FLAGS]
     with in_thread(serve(site.app())) as url:
         process = subprocess.Popen([sys.executable, "-m", "pipeline", *argv, url + "/"],
@@ -138,7 +144,8 @@ def test_a_stopped_crawl_then_resume_writes_every_page_once(tmp_path: Path, stop
         assert 0 < before < 31, "the crawl should have been killed mid-way"
         assert main([*argv, "--resume", url + "/"]) == 0
     urls = [record["url"][len(url):] for record in _written(out)]
-    assert sorted(urls) == sorted(["/", *pages])  # every page, once
+    gone = [] if command == "map" else [f"/gone{number}" for number in range(30)]
+    assert sorted(urls) == sorted(["/", *pages, *gone])  # every page, once
     repeated = [path for path, count in site.hits.items() if count > 1]
     assert len(repeated) <= 4, repeated  # in flight at the kill: at most 2 × 2 per host
 
@@ -171,3 +178,20 @@ def test_render_auto_takes_links_from_the_rendered_page(tmp_path: Path) -> None:
                for line in out.read_text().splitlines()}
     assert records["/"]["rendered"] is True
     assert records["/next"]["parent"] == url + "/" and records["/next"]["ok"]
+
+
+def test_a_resumed_map_writes_no_url_twice(tmp_path: Path) -> None:
+    """A map stopped after a page's URL line reached the file but before its log said the
+    page was done: resumed, the page is fetched again (it was in flight) and its URL is not
+    written a second time."""
+    site = Site()
+    site.pages.update({"/": html("Home", ["/a"]), "/a": html("Page A")})
+    out = tmp_path / "urls.txt"
+    with in_thread(serve(site.app())) as url:
+        out.write_text(f"{url}/\n")
+        (tmp_path / "urls.txt.frontier.jsonl").write_text(json.dumps(
+            {"q": url + "/", "d": 0, "p": None, "v": "start"}) + "\n")
+        assert main(["map", url + "/", "-o", str(out), "--resume", "--no-sitemap",
+                     "--ignore-robots", *FLAGS]) == 0
+    assert out.read_text().splitlines() == [url + "/", url + "/a"]
+    assert site.hits == {"/": 1, "/a": 1}
