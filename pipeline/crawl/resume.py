@@ -5,8 +5,10 @@ journals) after a stop — ``kill -9`` included.
 The log (``OUT.frontier.jsonl``) has one JSON line per event: a URL queued
 (``{"q": url, "d": depth, "p": parent, "v": via}``), an alias marked (``{"a": url}``), a start
 page's final URL taken into the scope (``{"s": url}``), an origin whose sitemaps were all
-read (``{"m": origin}``) and, for ``map`` (whose output holds URLs, not records), a page done
-(``{"f": url, "i": index}``, logged once its URL line, if any, is in the output). A page's
+read (``{"m": origin}``), a page's text digest for the trap guard (``{"h": hex, "t": url
+observed, "r": url requested when another}``) and, for ``map`` (whose output holds URLs, not
+records), a page done (``{"f": url, "i": index}``, logged once its URL line, if any, is in
+the output). A page's
 links are logged (and the bytes handed to the operating system) before its record is handed
 to the sink, so no page that has a record can have unlogged links. On resume, the pages the
 output holds (a map: those the log says are done) are done; every URL queued and not done is
@@ -16,6 +18,7 @@ reached the file) are fetched again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -61,7 +64,8 @@ class FrontierLog:
 @dataclass
 class Resumed:
     """What a stopped crawl left: pages done (their URLs), the highest record index, URLs
-    queued in order, aliases, scope additions and origins whose sitemaps were read."""
+    queued in order, aliases, scope additions, origins whose sitemaps were read and the
+    pages' text digests the trap guard saw."""
 
     done: list[str] = field(default_factory=list)
     last_index: int = -1
@@ -69,6 +73,8 @@ class Resumed:
     aliases: list[str] = field(default_factory=list)
     scope: list[str] = field(default_factory=list)
     seeded: set[str] = field(default_factory=set)
+    # (URL observed, URL requested, text digest): the trap guard's memory, in order
+    observed: list[tuple[str, str, bytes]] = field(default_factory=list)
 
 
 def _json_lines(path: str) -> Iterator[dict[str, Any]]:
@@ -121,6 +127,12 @@ def read_resume(output: str, *, mapping: bool = False) -> Resumed:
             resumed.scope.append(url)
         elif isinstance(url := event.get("m"), str):
             resumed.seeded.add(url)
+        elif isinstance(url := event.get("t"), str) and isinstance(digest := event.get("h"),
+                                                                       str):
+            with contextlib.suppress(ValueError):
+                requested = event.get("r")
+                resumed.observed.append((url, requested if isinstance(requested, str) else url,
+                                         bytes.fromhex(digest)))
         elif mapping and isinstance(url := event.get("f"), str) and isinstance(
                 number := event.get("i"), int):
             done(number, url)

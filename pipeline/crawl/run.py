@@ -143,6 +143,11 @@ class Crawl:
             self.frontier.alias(url)
         for url in resumed.scope:
             self.scope.add(url)
+        done = {hash(url_identity(url)) for url in resumed.done}
+        for url, requested, digest in resumed.observed:
+            # a page whose record was lost is fetched again, and observed again then
+            if hash(url_identity(requested)) in done:
+                self.traps.observe_digest(url, digest)
         self.frontier.handed = len(resumed.done)
         self._index = resumed.last_index + 1
         self._seeded.update(resumed.seeded)
@@ -293,7 +298,11 @@ class Crawl:
         self.frontier.finished(entry, counted=True)
         self._changed.set()
         if record.ok and record.content is not None:
-            self.traps.observe(record.final_url or entry.url, record.content)
+            observed = record.final_url or entry.url
+            digest = self.traps.observe(observed, record.content)
+            if self.log is not None:  # the guard's memory, for --resume
+                self.log.event(h=digest.hex(), t=observed,
+                               **({"r": entry.url} if entry.url != observed else {}))
         if entry.via == "start" and self.seeding is not None:
             origin = str(URL(record.final_url or entry.url).origin())
             if origin not in self._seeded:

@@ -195,3 +195,28 @@ def test_a_resumed_map_writes_no_url_twice(tmp_path: Path) -> None:
                      "--ignore-robots", *FLAGS]) == 0
     assert out.read_text().splitlines() == [url + "/", url + "/a"]
     assert site.hits == {"/": 1, "/a": 1}
+
+
+@pytest.mark.parametrize(("command", "name"), [("crawl", "out.jsonl"), ("crawl", "out.parquet"),
+                                               ("map", "urls.txt")])
+def test_a_resumed_crawl_keeps_the_trap_guard_s_memory(tmp_path: Path, command: str,
+                                                       name: str) -> None:
+    """A crawl that gave up on a URL pattern (its pages kept coming back the same) and
+    stopped: resumed, it does not fetch that pattern again — neither the URL it had queued
+    before giving up nor any after."""
+    site = Site()
+    site.pages["/"] = html("Home", ["/cal/0"])
+    for month in range(12):
+        site.pages[f"/cal/{month}"] = html("Calendar", [f"/cal/{month + 1}"],
+                                           text="No events this month. " * 20)
+    out = tmp_path / name
+    argv = [command, "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "1",
+            "--per-host", "1", *FLAGS]
+    with in_thread(serve(site.app())) as url:
+        assert main([*argv, url + "/"]) == 0
+        fetched = sum(site.hits.values())
+        stopped = next(month for month in range(12) if f"/cal/{month}" not in site.hits)
+        assert 1 < stopped < 12  # the pattern was given up before the calendar's end
+        assert main([*argv, "--resume", url + "/"]) == 0
+    assert sum(site.hits.values()) == fetched  # the URL of /cal/<stopped> was queued, not fetched
+    assert len(_written(out)) == stopped + 1  # home and the pages before the stop, once
