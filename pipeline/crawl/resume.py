@@ -3,12 +3,12 @@ and the crawl rebuilt from it and the records (JSON lines, or a Parquet director
 journals) after a stop — ``kill -9`` included.
 
 The log (``OUT.frontier.jsonl``) has one JSON line per event: a URL queued
-(``{"q": url, "d": depth, "p": parent, "v": via}``), an alias marked (``{"a": url}``), a start
-page's final URL taken into the scope (``{"s": url}``), an origin whose sitemaps were all
-read (``{"m": origin}``), a page's text digest for the trap guard (``{"h": hex, "t": url
-observed, "r": url requested when another}``) and, for ``map`` (whose output holds URLs, not
-records), a page done (``{"f": url, "i": index}``, logged once its URL line, if any, is in
-the output). A page's
+(``{"q": url, "d": depth, "p": parent, "v": via}``); an alias marked, or a URL handed out
+that became no record (``{"a": url}``); a start page's final URL taken into the scope
+(``{"s": url}``); an origin whose sitemaps were all read (``{"m": origin}``); a page's text
+digest for the trap guard (``{"h": hex, "t": url observed, "r": url requested when
+another}``); and, for ``map`` (whose output holds URLs, not records), a page done
+(``{"f": url, "i": index}``, logged once its URL line, if any, is in the output). A page's
 links are logged (and the bytes handed to the operating system) before its record is handed
 to the sink, so no page that has a record can have unlogged links. On resume, the pages the
 output holds (a map: those the log says are done) are done; every URL queued and not done is

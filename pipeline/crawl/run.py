@@ -247,6 +247,8 @@ class Crawl:
     def _drop(self, entry: Entry, url: str, reason: str) -> None:
         self.frontier.finished(entry, counted=False)
         self.ledger.skip(url, reason, entry.parent, entry.depth)
+        if self.log is not None:  # judged: done for --resume too, though no record says so
+            self.log.event(a=entry.url)
         self._changed.set()
 
     def take(self, record: Record) -> Record | None:

@@ -220,3 +220,23 @@ def test_a_resumed_crawl_keeps_the_trap_guard_s_memory(tmp_path: Path, command: 
         assert main([*argv, "--resume", url + "/"]) == 0
     assert sum(site.hits.values()) == fetched  # the URL of /cal/<stopped> was queued, not fetched
     assert len(_written(out)) == stopped + 1  # home and the pages before the stop, once
+
+
+def test_a_finished_crawl_resumed_fetches_nothing(tmp_path: Path) -> None:
+    """Pages that ended as no record (a redirect onto a page already written, a redirect
+    out of the scope) are done too: resuming a crawl that had finished requests no page."""
+    from tests.crawl.site import redirect
+
+    site = Site()
+    site.pages.update({"/": html("Home", ["/b", "/a", "/away"]), "/b": html("Page B"),
+                       "/a": redirect("/b"), "/away": redirect("http://127.0.0.2:9/x")})
+    out = tmp_path / "out.jsonl"
+    argv = ["crawl", "-o", str(out), "--no-sitemap", "--ignore-robots", "--concurrency", "1",
+            "--per-host", "1", "--skipped", str(tmp_path / "skipped.jsonl"), *FLAGS]
+    with in_thread(serve(site.app())) as url:
+        assert main([*argv, url + "/"]) == 0
+        fetched = dict(site.hits)
+        assert main([*argv, "--resume", url + "/"]) == 0
+    assert fetched["/a"] == 1 and fetched["/away"] == 1  # both requested, neither a record
+    assert dict(site.hits) == fetched
+    assert sorted(record["url"][len(url):] for record in _written(out)) == ["/", "/b"]
