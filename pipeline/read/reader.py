@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,9 +128,9 @@ class Reader:
                 async with gate:
                     return await self._native_full(key, url)
 
-            found = await asyncio.gather(*(
+            found = await _all([
                 self.runtime.flights.run(fkey, functools.partial(one, key, url))
-                for fkey, (key, url) in flight_keys.items()))
+                for fkey, (key, url) in flight_keys.items()])
             fulls = dict(zip(flight_keys, found, strict=True))
         else:
             fulls = await self.runtime.flights.run_many(
@@ -144,7 +144,7 @@ class Reader:
             if self.budget > max_chars or offset > 0:
                 record = page_record(record, offset, max_chars)
             records.append(record)
-        return list(await asyncio.gather(*(self._staged(r) for r in records)))
+        return await _all([self._staged(record) for record in records])
 
     async def _staged(self, record: Record) -> Record:
         for stage in self.stages:
@@ -181,3 +181,11 @@ class Reader:
         records = await self.extractor.extract(urls, options, self.warnings)
         self.served_by = self.extractor.served_by
         return records
+
+
+async def _all(calls: list[Coroutine[Any, Any, Record]]) -> list[Record]:
+    """The results of ``calls`` run concurrently; one call (a batch line's URL) is awaited
+    as it is, without the task ``gather`` would wrap it in."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    return list(await asyncio.gather(*calls))
