@@ -25,8 +25,8 @@ from typing import Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, OutputFormat, Record
-from pipeline.core.settings import Settings
 from pipeline.core.single_flight import SingleFlight
+from pipeline.core.slices import CacheSettings, ReaderSettings
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.providers.chain import ChainExtractor
 from pipeline.providers.common import check_page_url
@@ -45,7 +45,7 @@ class ReadRuntime:
     flights: SingleFlight[str, Record] = field(default_factory=SingleFlight)
 
     @classmethod
-    def open(cls, settings: Settings, *, batch: bool = False) -> ReadRuntime:
+    def open(cls, settings: CacheSettings, *, batch: bool = False) -> ReadRuntime:
         """The runtime these settings describe (see :func:`pipeline.store.cache.open_cache`)."""
         return cls(open_cache(settings, batch=batch))
 
@@ -62,7 +62,8 @@ class Reader:
     the last read that extracted anything.
     """
 
-    def __init__(self, extractor: ChainExtractor, runtime: ReadRuntime, settings: Settings, *,
+    def __init__(self, extractor: ChainExtractor, runtime: ReadRuntime,
+                 settings: ReaderSettings, *,
                  format: OutputFormat, budget: int, stages: Sequence[Stage] = (),
                  storing: bool = True, warnings: list[str] | None = None) -> None:
         self.extractor = extractor
