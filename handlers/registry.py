@@ -29,21 +29,22 @@ from handlers.sniff import (
 )
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Document, OutputFormat
-from pipeline.core.settings import Settings
+from pipeline.core.settings import (
+    HTML_EXTRACTOR,
+    INCLUDE_COMMENTS,
+    PDF_MAX_PAGES,
+    PDF_TIME_LIMIT,
+    STRUCTURED_RAW,
+)
 
 ENTRY_POINT_GROUP = "pipeline.handlers"
 log = logging.getLogger(__name__)
 
 
-def _setting(name: str) -> Any:
-    """A setting's default: the handler options default to what the batch command does."""
-    return Settings.model_fields[name].default
-
-
 @dataclass(frozen=True)
 class HandlerOptions(Mapping[str, Any]):
-    """The extraction settings a handler may read, typed, with the defaults of the
-    :class:`~pipeline.core.settings.Settings` fields (and batch flags) of the same names.
+    """The extraction settings a handler may read, typed, with the defaults of the settings
+    fields (and batch flags) of the same names (:mod:`pipeline.core.settings` holds them).
     Frozen and picklable: it crosses into worker processes inside :class:`HandlerContext`.
 
     * ``max_chars``: the call's content budget (None: no cut). A runner cuts the document to
@@ -67,11 +68,11 @@ class HandlerOptions(Mapping[str, Any]):
     """
 
     max_chars: int | None = None
-    html_extractor: Literal["builtin", "readability"] = _setting("html_extractor")
-    include_comments: bool = _setting("include_comments")
-    structured_raw: bool = _setting("structured_raw")
-    pdf_max_pages: int = _setting("pdf_max_pages")
-    pdf_time_limit: float = _setting("pdf_time_limit")
+    html_extractor: Literal["builtin", "readability"] = HTML_EXTRACTOR
+    include_comments: bool = INCLUDE_COMMENTS
+    structured_raw: bool = STRUCTURED_RAW
+    pdf_max_pages: int = PDF_MAX_PAGES
+    pdf_time_limit: float = PDF_TIME_LIMIT
     detect_lang: bool = False
     schema: str | None = None
     links: bool = False

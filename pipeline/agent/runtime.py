@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.settings import Settings
+from pipeline.core.slices import ProviderSettings
 from pipeline.extract.native import NativeExtractor, load_registry
 from pipeline.fetch.client import HttpFetcher
 from pipeline.fetch.credentials import CredentialScope
@@ -77,16 +78,18 @@ class SharedRuntime:
         return self._open and all(getattr(settings, name) == getattr(self.settings, name)
                                   for name in cache_fields)
 
-    def _native(self, settings: Settings, env: Mapping[str, str]) -> Any:
-        # a call may choose its render mode; any other difference gets a fetcher of its own
-        same = settings.model_copy(update={"render": self.settings.render}) == self.settings
+    def _native(self, settings: ProviderSettings, env: Mapping[str, str]) -> Any:
+        # a call may choose its render mode; any other difference (or settings that are not
+        # a whole Settings, only the providers' slice) gets a fetcher of its own
+        same = isinstance(settings, Settings) and settings.model_copy(
+            update={"render": self.settings.render}) == self.settings
         rendering = settings.render != "never"
         if not self._open or not same or (rendering and self._renderer is None):
             return self._own_native.build(settings, env)
         return NativeExtractor(settings, fetcher=self._fetcher, registry=self._handlers,
                                renderer=self._renderer if rendering else None)
 
-    def _native_crawl(self, settings: Settings, env: Mapping[str, str]) -> Any:
+    def _native_crawl(self, settings: ProviderSettings, env: Mapping[str, str]) -> Any:
         # a crawl spends the same per-host budget as every extract call: the provider is
         # handed the shared fetcher when it can take one (``share_fetcher``)
         provider = self._own_native.build(settings, env, "crawl")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import ReadSettings
 from pipeline.providers.chain import open_extractor
 from pipeline.providers.registry import (
     EXTRACT,
@@ -44,7 +44,7 @@ def _with_native(native: Any, registry: Registry | None) -> Registry:
     return copy
 
 
-def compressor_config(settings: Settings) -> CompressorConfig | None:
+def compressor_config(settings: ReadSettings) -> CompressorConfig | None:
     """The model ``--compress`` calls (None without ``--compress``); ``config`` error when
     none is configured or its variables are invalid."""
     if not settings.compress:
@@ -60,7 +60,7 @@ def compressor_config(settings: Settings) -> CompressorConfig | None:
 
 
 @contextlib.asynccontextmanager
-async def batch_extract(settings: Settings, native: Any, *,
+async def batch_extract(settings: ReadSettings, native: Any, *,
                         registry: Registry | None = None) -> AsyncIterator[Extract]:
     """Open the run's reader (:class:`pipeline.read.reader.Reader`) and yield its
     ``extract(url)``; closes it all on exit.

@@ -21,7 +21,7 @@ from handlers import HandlerRegistry
 from pipeline.batch.dedup import Deduplicator
 from pipeline.batch.engine import BatchEngine, EngineSettings, Summary, calm_collector
 from pipeline.batch.extract_stage import batch_extract
-from pipeline.batch.input.documents import in_worker
+from pipeline.batch.input.documents import in_thread, in_worker
 from pipeline.batch.input.expand import Expander
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.run_input import ExpandOptions, naming
@@ -40,6 +40,7 @@ from pipeline.core.models import Record
 from pipeline.core.settings import Settings
 from pipeline.extract.language import load_model
 from pipeline.extract.native import NativeExtractor, load_registry
+from pipeline.extract.runners import Runner
 from pipeline.fetch.base import Fetcher
 from pipeline.fetch.client import HttpFetcher, RedirectGuard
 from pipeline.fetch.credentials import CredentialScope
@@ -205,7 +206,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
                         warc_stem: str = PLAIN_STEM,
                         scheduler: Scheduler | None = None,
                         redirect_guard: RedirectGuard | None = None,
-                        review: Review | None = None) -> Summary:
+                        review: Review | None = None,
+                        runner: Runner | None = None) -> Summary:
     """One record per item to the output (items it holds already are skipped), then one per
     URL the sitemaps and feeds of ``expand`` name, until the items end or one of ``signals``
     stops the run. ``open_output`` is called last, once the fetcher, providers and
@@ -218,7 +220,8 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
     A crawl passes its frontier as ``scheduler`` (then ``items`` is empty: the scheduler
     is the input), a ``redirect_guard`` that keeps each redirect hop in its scope, and
     ``review``, which sees each record first and may withhold it (None: not written, not
-    counted)."""
+    counted). ``runner`` replaces the handler pool (an agent's crawl extracts in-process:
+    :class:`~pipeline.extract.runners.InlineRunner`)."""
     stop = asyncio.Event()
     start_failures: list[PipelineError] = []
 
@@ -226,9 +229,10 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
         start_failures.append(error)  # workers that cannot start: config, exit 2
         stop.set()
 
-    runner = ProcessRunner(settings.workers, settings.handler_timeout, tuple(settings.handlers),
-                           on_start_failure=stop_on_start_failure,
-                           warm_up=load_model if settings.detect_lang else None)
+    if runner is None:
+        runner = ProcessRunner(settings.workers, settings.handler_timeout,
+                               tuple(settings.handlers), on_start_failure=stop_on_start_failure,
+                               warm_up=load_model if settings.detect_lang else None)
     archive = warc_writer(settings, warc_stem) if fetcher is None else None
     async with contextlib.AsyncExitStack() as fetchers:
         expanding = expand is not None and bool(expand.roots)
@@ -248,7 +252,9 @@ async def extract_items(items: Iterable[InputItem], open_output: Callable[[], Ru
         if expanding:
             assert expand is not None and documents is not None
             expander = Expander(expand, documents, settings.max_bytes,
-                                parse=in_worker(runner, settings.max_bytes))
+                                parse=in_worker(runner, settings.max_bytes)
+                                if isinstance(runner, ProcessRunner)
+                                else in_thread(settings.max_bytes, settings.handler_timeout))
         native = NativeExtractor(settings, fetcher=fetcher, runner=runner, registry=registry,
                                  local_files=local_files)
         async with batch_extract(settings, native) as extract:

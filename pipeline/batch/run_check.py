@@ -15,7 +15,7 @@ from pipeline.batch.output.output_check import OutputTarget, check_output
 from pipeline.batch.output.parquet_sink import is_parquet
 from pipeline.batch.run_plan import RunMode, RunPlan
 from pipeline.core.errors import PROG, UsageError
-from pipeline.core.settings import Settings
+from pipeline.core.slices import CorpusSettings, ReadSettings
 
 
 def check_mode(plan: RunPlan) -> None:
@@ -62,7 +62,7 @@ def check_input(path: str | None) -> None:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-def check_config(settings: Settings) -> list[str]:
+def check_config(settings: ReadSettings) -> list[str]:
     """What the settings ask for that is judged only when it is used: the handlers, the
     networks and proxies, the cookie file, the providers, the compressor and the browser
     (``PipelineError('config')``); returns the extract providers' chain. Nothing is opened or
@@ -92,7 +92,7 @@ def check_config(settings: Settings) -> list[str]:
     return resolution.chain
 
 
-def check_corpus(mode: RunMode, settings: Settings) -> None:
+def check_corpus(mode: RunMode, settings: CorpusSettings) -> None:
     """``--dedup``, ``--drop-duplicates``, ``--lang`` and language detection: what they
     need (``UsageError``, ``PipelineError('config')``)."""
     if settings.languages and not settings.detect_lang:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
@@ -80,11 +82,10 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
                         help=("URLs, one a line (OUT.jsonl: JSON lines with depth, parent, "
                               "title); default: stdout") if mapping else
                         "records as JSON lines (OUT.parquet: Parquet); default: stdout")
-    if not mapping:
-        output.add_argument("--resume", action="store_true",
-                            help="go on with a crawl that was stopped (even by kill -9): "
-                            "the pages OUT holds are done, the rest of its frontier log "
-                            "(OUT.frontier.jsonl) is crawled")
+    output.add_argument("--resume", action="store_true",
+                        help=f"go on with a {'map' if mapping else 'crawl'} that was stopped "
+                        "(even by kill -9): the pages done are not fetched again, the rest "
+                        "of its frontier log (OUT.frontier.jsonl) is crawled")
     output.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (a non-empty OUT is refused otherwise)")
     if not mapping:
@@ -144,9 +145,9 @@ def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> No
         return
     if mapping and args.output is not None and args.output.lower().endswith(".parquet"):
         raise UsageError("map writes URLs: -o urls.txt or urls.jsonl")
-    resume = getattr(args, "resume", False)
-    if resume and (args.output is None or args.output.lower().endswith(".parquet")):
-        raise UsageError("--resume needs -o OUT.jsonl (the output and its frontier log)")
+    resume = args.resume
+    if resume and args.output is None:
+        raise UsageError("--resume needs -o OUT (the output and its frontier log)")
     check_output(OutputTarget(args.output), input_path=None, resume=resume,
                  overwrite=args.overwrite)
     check_config(settings)
@@ -201,6 +202,7 @@ def _open_skipped(path: str | None, *, append: bool) -> IO[str] | None:
 
 
 def _main(argv: Sequence[str], *, mapping: bool) -> int:
+    from pipeline.batch.output.sinks import repair_tail
     from pipeline.batch.run import STOP_SIGNALS, RunOutput, open_sink, scan_output
     from pipeline.crawl.ledger import Ledger
     from pipeline.crawl.resume import FrontierLog, log_path, read_resume
@@ -218,20 +220,24 @@ def _main(argv: Sequence[str], *, mapping: bool) -> int:
             raise UsageError("--shards and --address go with --engine ray")
         if not mapping and _sharded(args, settings):
             return _report(_run_sharded(args, settings, options), settings, args.output)
-        resume = getattr(args, "resume", False)
+        resume = args.resume
         resumed = None
         if resume:
-            scan_output(args.output)  # a torn last line (kill -9) is cut off first
-            resumed = read_resume(args.output)
+            # a torn last line (kill -9) is cut off first
+            if not mapping:
+                scan_output(args.output)
+            elif os.path.isfile(args.output):
+                repair_tail(args.output)
+            resumed = read_resume(args.output, mapping=mapping)
             if not settings.quiet:
-                print(f"{PROG}: resuming: {len(resumed.done)} pages already in "
+                print(f"{PROG}: resuming: {len(resumed.done)} pages already done in "
                       f"{args.output}, {len(resumed.queued)} URLs in its frontier log",
                       file=sys.stderr)
         ledger = Ledger(_open_skipped(args.skipped, append=resume))
         log = (FrontierLog(log_path(args.output), append=resume)
-               if not mapping and args.output is not None else None)
+               if args.output is not None else None)
         if mapping:
-            open_output = _map_output(args.output)
+            open_output = _map_output(args.output, log, append=resume)
         else:
             def open_output() -> RunOutput:
                 sink = open_sink(args.output, append=resume)
@@ -271,30 +277,54 @@ def _report(result: Any, settings: Settings, directory: str | None) -> int:
     return EXIT_OK
 
 
-def _map_output(path: str | None) -> Callable[[], Any]:
-    """A map's output: URL lines, or JSON lines for ``.jsonl``."""
+def _written_urls(path: str, *, as_json: bool) -> set[str]:
+    """The URLs a stopped map's output holds (its torn last line already cut off)."""
+    urls: set[str] = set()
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as lines:
+        for line in lines:
+            if not as_json:
+                urls.add(line.rstrip("\n"))
+                continue
+            with contextlib.suppress(ValueError):
+                if isinstance(row := json.loads(line), dict) and isinstance(row.get("url"), str):
+                    urls.add(row["url"])
+    return urls
+
+
+def _map_output(path: str | None, log: Any = None, *, append: bool = False
+                ) -> Callable[[], Any]:
+    """A map's output: URL lines, or JSON lines for ``.jsonl``. With ``log`` (the frontier
+    log), each page is logged done once its line is in the file (``map --resume`` knows the
+    pages done from it); with ``append`` (a resumed map), a URL the file holds already is
+    not written again (its page was done, not yet logged, when the map stopped)."""
     from pipeline.batch.run import RunOutput
     from pipeline.core.models import Record
     from pipeline.crawl.run import mapped
 
     def open_output() -> RunOutput:
+        as_json = path is not None and path.lower().endswith(".jsonl")
+        written = _written_urls(path, as_json=as_json) if append and path else set()
         try:
             # closed by the output's close()
-            stream = sys.stdout if path is None else open(path, "w", encoding="utf-8")  # noqa: SIM115
+            stream = sys.stdout if path is None else open(  # noqa: SIM115
+                path, "a" if append else "w", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc.strerror}") from exc
-        as_json = path is not None and path.lower().endswith(".jsonl")
 
         def write(record: Record) -> None:
-            if not record.ok:  # a page that failed is no URL of the site's map
-                return
-            found = mapped(record)
-            if as_json:
-                stream.write(json.dumps({"url": found.url, "depth": found.depth,
-                                         "parent": found.parent, "title": found.title,
-                                         "via": found.via}, ensure_ascii=False) + "\n")
-            else:
-                stream.write(found.url + "\n")
+            # a page that failed is no URL of the site's map, but it is done
+            found = mapped(record) if record.ok else None
+            if found is not None and found.url not in written:
+                if as_json:
+                    stream.write(json.dumps({"url": found.url, "depth": found.depth,
+                                             "parent": found.parent, "title": found.title,
+                                             "via": found.via}, ensure_ascii=False) + "\n")
+                else:
+                    stream.write(found.url + "\n")
+            if log is not None:
+                stream.flush()  # the line reaches the file before the log says it is done
+                log.event(f=record.url, i=record.index)
+                log.flush()
 
         def close() -> None:
             if stream is sys.stdout:

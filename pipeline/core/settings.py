@@ -12,7 +12,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -24,6 +24,13 @@ ENV_PREFIX = "PIPELINE_"
 MIB = 1024 * 1024
 MIN_MAX_CHARS = 50  # a content budget holds the truncation marker and some text
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # ISO 639-1; the detector's 639-3 for a few
+# Defaults shared with the handler options (``handlers.HandlerOptions``): a handler called
+# without options reads a page as the batch command does.
+HTML_EXTRACTOR: Final = "builtin"
+INCLUDE_COMMENTS: Final = False
+STRUCTURED_RAW: Final = False
+PDF_MAX_PAGES: Final = 200
+PDF_TIME_LIMIT: Final = 20.0
 
 
 class Settings(BaseModel):
@@ -115,11 +122,12 @@ class Settings(BaseModel):
     max_chars: int = Field(100_000, ge=MIN_MAX_CHARS,
                            description="content budget per URL, marker included")
     format: OutputFormat = "markdown"
-    pdf_max_pages: int = Field(200, ge=1, description="PDF pages read per document")
-    pdf_time_limit: float = Field(20.0, gt=0, description="seconds of PDF text extraction")
-    include_comments: bool = Field(False, description="append a page's comment threads")
+    pdf_max_pages: int = Field(PDF_MAX_PAGES, ge=1, description="PDF pages read per document")
+    pdf_time_limit: float = Field(PDF_TIME_LIMIT, gt=0,
+                                  description="seconds of PDF text extraction")
+    include_comments: bool = Field(INCLUDE_COMMENTS, description="append a page's comment threads")
     structured_raw: bool = Field(
-        False, description="keep a page's JSON-LD and microdata as declared, bounded "
+        STRUCTURED_RAW, description="keep a page's JSON-LD and microdata as declared, bounded "
         "(metadata.structured_raw)")
     fields_schema: str | None = Field(
         None, description="fill each record's fields by this schema: product, article, "
@@ -128,7 +136,7 @@ class Settings(BaseModel):
         False, description="fill the fields the page's own readers left null with a model "
         "(the compressor's endpoint variables; needs fields_schema)")
     html_extractor: Literal["builtin", "readability"] = Field(
-        "builtin", description="main-content algorithm for HTML: builtin or readability "
+        HTML_EXTRACTOR, description="main-content algorithm for HTML: builtin or readability "
         "(readability-lxml, extra [readability])")
 
     # --- corpus building: duplicates and language (docs/dedup-and-language.md)

@@ -75,7 +75,12 @@ class SingleFlight(Generic[K, V]):
         if mine:
             own.task = loop.create_task(self._fill(mine, load))
         try:
-            values = await asyncio.shield(asyncio.gather(*(f.future for f in flights.values())))
+            if len(flights) == 1:  # one key, the common case: no gather's task around it
+                [flight] = flights.values()
+                values = [await asyncio.shield(flight.future)]
+            else:
+                values = await asyncio.shield(
+                    asyncio.gather(*(f.future for f in flights.values())))
         except asyncio.CancelledError:
             self._leave(flights.values())
             raise

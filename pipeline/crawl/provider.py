@@ -4,7 +4,9 @@
 It runs :func:`pipeline.crawl.run.crawl` / :func:`~pipeline.crawl.run.map_site` on the start
 page's origin with the call's page budget, depth and globs, each page cut to the call's
 character budget (the kernel then fits all pages into it). It stops itself at the call's
-deadline and answers with the pages read so far. Given the caller's shared fetcher
+deadline and answers with the pages read so far. Pages are extracted in this process
+(:class:`~pipeline.extract.runners.InlineRunner`), as ``web_extract`` does: no handler pool
+is started for an agent's call. Given the caller's shared fetcher
 (:meth:`share_fetcher`, as :class:`~pipeline.agent.runtime.SharedRuntime` does), its
 requests spend that fetcher's per-host budget.
 """
@@ -21,6 +23,7 @@ from pipeline.core.settings import Settings
 from pipeline.crawl.ledger import Ledger
 from pipeline.crawl.run import CrawlOptions as NativeOptions
 from pipeline.crawl.run import crawl
+from pipeline.extract.runners import InlineRunner
 from pipeline.fetch.base import Fetcher
 from pipeline.providers.base import CrawlOptions, CrawlPage, MapOptions
 
@@ -59,8 +62,11 @@ class NativeCrawlProvider:
         left: int | None = None
         try:
             async with asyncio.timeout(options.deadline):
+                # in this process, as web_extract: an agent's call never waits for the
+                # batch command's handler pool to start
                 result = await crawl([url], native, settings, on_record=records.append,
-                                     ledger=ledger, fetcher=self._fetcher)
+                                     ledger=ledger, fetcher=self._fetcher,
+                                     runner=InlineRunner(settings.handler_timeout))
             left = result.left if result.budget_ended else 0
         except TimeoutError:
             warnings.append(f"deadline of {options.deadline:.0f} s reached: the crawl was "

@@ -36,6 +36,7 @@ from pipeline.crawl.rules import Rules
 from pipeline.crawl.scope import Scope, ScopeMode
 from pipeline.crawl.traps import TrapGuard
 from pipeline.extract.native import load_registry
+from pipeline.extract.runners import Runner
 from pipeline.fetch.base import Fetcher
 
 VIAS = ("start", "sitemap", "link", "redirect")
@@ -145,6 +146,11 @@ class Crawl:
             self.frontier.alias(url)
         for url in resumed.scope:
             self.scope.add(url)
+        done = {hash(url_identity(url)) for url in resumed.done}
+        for url, requested, digest in resumed.observed:
+            # a page whose record was lost is fetched again, and observed again then
+            if hash(url_identity(requested)) in done:
+                self.traps.observe_digest(url, digest)
         self.frontier.handed = len(resumed.done)
         self._index = resumed.last_index + 1
         self._seeded.update(resumed.seeded)
@@ -244,6 +250,8 @@ class Crawl:
     def _drop(self, entry: Entry, url: str, reason: str) -> None:
         self.frontier.finished(entry, counted=False)
         self.ledger.skip(url, reason, entry.parent, entry.depth)
+        if self.log is not None:  # judged: done for --resume too, though no record says so
+            self.log.event(a=entry.url)
         self._changed.set()
 
     def take(self, record: Record) -> Record | None:
@@ -288,7 +296,11 @@ class Crawl:
         self.frontier.finished(entry, counted=True)
         self._changed.set()
         if record.ok and record.content is not None:
-            self.traps.observe(record.final_url or entry.url, record.content)
+            observed = record.final_url or entry.url
+            digest = self.traps.observe(observed, record.content)
+            if self.log is not None:  # the guard's memory, for --resume
+                self.log.event(h=digest.hex(), t=observed,
+                               **({"r": entry.url} if entry.url != observed else {}))
         if entry.via == "start" and self.seeding is not None:
             origin = str(URL(record.final_url or entry.url).origin())
             if origin not in self._seeded:
@@ -405,13 +417,15 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                     open_output: Callable[[], RunOutput], *,
                     ledger: Ledger | None = None, fetcher: Fetcher | None = None,
                     signals: Iterable[int] = (), log: FrontierLog | None = None,
-                    resumed: Resumed | None = None, state: Crawl | None = None,
-                    warc_stem: str = PLAIN_STEM) -> CrawlResult:
+                    resumed: Resumed | None = None, runner: Runner | None = None,
+                    state: Crawl | None = None, warc_stem: str = PLAIN_STEM) -> CrawlResult:
     """Crawl into ``open_output``'s output (a sink's write and close); the CLI's way in.
     ``UsageError`` for a bad start URL or pattern, before anything is fetched. With
     ``log``, every URL queued is logged; with ``resumed``, the crawl goes on from where a
-    stopped one left (:mod:`pipeline.crawl.resume`). ``state``: a crawl made already (a
-    shard's, :mod:`pipeline.crawl.shards`) instead of one over ``start_urls``."""
+    stopped one left (:mod:`pipeline.crawl.resume`). ``runner`` replaces the batch
+    command's handler pool (None: the pool). ``state``: a crawl made already (a shard's,
+    :mod:`pipeline.crawl.shards`) instead of one over ``start_urls``; ``warc_stem``: the
+    name of its ``--warc-out`` files."""
     starts = check_start_urls(start_urls)
     if state is None:
         state = Crawl(starts, options, ledger, log=log, resumed=resumed)
@@ -436,7 +450,8 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                                           registry=registry, fetcher=fetcher,
                                           signals=signals, scheduler=state,
                                           warc_stem=warc_stem,
-                                          redirect_guard=state.guard, review=state.take)
+                                          redirect_guard=state.guard, review=state.take,
+                                          runner=runner)
         finally:
             state.cancel_background()
     return state.finish(summary, settings)
@@ -446,9 +461,12 @@ async def crawl(start_urls: Sequence[str], options: CrawlOptions | None = None,
                 settings: Settings | None = None, *,
                 on_record: Callable[[Record], None] | None = None,
                 ledger: Ledger | None = None,
-                fetcher: Fetcher | None = None) -> CrawlResult:
+                fetcher: Fetcher | None = None,
+                runner: Runner | None = None) -> CrawlResult:
     """Crawl from ``start_urls``: each page's record to ``on_record``, or, without one,
-    into the result's ``records``. Raises ``UsageError`` for a bad start URL or pattern."""
+    into the result's ``records``. Raises ``UsageError`` for a bad start URL or pattern.
+    Pages are extracted in the batch command's handler pool unless ``runner`` is given
+    (an :class:`~pipeline.extract.runners.InlineRunner`: in this process, nothing started)."""
     options = options or CrawlOptions()
     records: list[Record] = []
     write = on_record or records.append
@@ -457,7 +475,7 @@ async def crawl(start_urls: Sequence[str], options: CrawlOptions | None = None,
         return RunOutput(write, lambda: None)
 
     result = await run_crawl(start_urls, options, settings or Settings(), open_output,
-                             ledger=ledger, fetcher=fetcher)
+                             ledger=ledger, fetcher=fetcher, runner=runner)
     result.records = records
     return result
 
@@ -477,7 +495,8 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
                    settings: Settings | None = None, *,
                    on_url: Callable[[MappedUrl], None] | None = None,
                    ledger: Ledger | None = None,
-                   fetcher: Fetcher | None = None) -> tuple[list[MappedUrl], CrawlResult]:
+                   fetcher: Fetcher | None = None,
+                   runner: Runner | None = None) -> tuple[list[MappedUrl], CrawlResult]:
     """The same discovery as :func:`crawl` (sitemaps and links, scope, rules, budget), but
     the URLs of the pages it found rather than their records."""
     found: list[MappedUrl] = []
@@ -488,7 +507,7 @@ async def map_site(start_urls: Sequence[str], options: CrawlOptions | None = Non
             emit(mapped(record))
 
     result = await crawl(start_urls, options, settings, on_record=on_record, ledger=ledger,
-                         fetcher=fetcher)
+                         fetcher=fetcher, runner=runner)
     return found, result
 
 

@@ -5,7 +5,10 @@
 * ``too_long``: a URL over 2,083 characters;
 * ``same_content``: a URL pattern (digits folded, query values dropped) whose pages keep
   coming back with text already seen under it — calendars, facet combinations, session ids.
-  After ``SAME_LIMIT`` such repeats the pattern is stopped.
+  After ``SAME_LIMIT`` such repeats the pattern is stopped. What it saw is a page's URL and
+  text digest (:meth:`TrapGuard.observe` returns it): a resumed crawl replays the digests
+  its frontier log holds (:meth:`TrapGuard.observe_digest`), so a pattern stopped before
+  the stop stays stopped.
 """
 
 from __future__ import annotations
@@ -65,10 +68,16 @@ class TrapGuard:
             return "trap:same_content"
         return None
 
-    def observe(self, url: str, text: str) -> None:
-        """A fetched page's extracted text, under its URL's pattern."""
-        pattern = url_pattern(url)
+    def observe(self, url: str, text: str) -> bytes:
+        """A fetched page's extracted text, under its URL's pattern; returns the text's
+        digest (what :meth:`observe_digest` takes again on resume)."""
         digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        self.observe_digest(url, digest)
+        return digest
+
+    def observe_digest(self, url: str, digest: bytes) -> None:
+        """A fetched page's text digest, under its URL's pattern."""
+        pattern = url_pattern(url)
         hashes = self._hashes.get(pattern)
         if hashes is None:
             hashes = self._hashes[pattern] = set()

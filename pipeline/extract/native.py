@@ -18,7 +18,8 @@ from handlers import HandlerContext, HandlerOptions, HandlerRegistry, registry_f
 from pipeline.core.errors import PipelineError, sanitize_message
 from pipeline.core.field_schemas import schema_text
 from pipeline.core.models import Document, ErrorInfo, ExtractOptions, OutputFormat, Record
-from pipeline.core.settings import Settings, load_settings
+from pipeline.core.settings import load_settings
+from pipeline.core.slices import HandlerSettings, NativeSettings
 from pipeline.core.truncate import Truncated, clip_metadata, clip_title, truncate
 from pipeline.extract.runners import CutDocument, InlineRunner, Runner
 from pipeline.fetch import HttpFetcher, normalize_url
@@ -46,7 +47,7 @@ class StoredPage(Protocol):
     def validators(self) -> Validators | None: ...
 
 
-def load_registry(settings: Settings) -> HandlerRegistry:
+def load_registry(settings: HandlerSettings) -> HandlerRegistry:
     """The handler registry for ``settings.handlers``; a bad spec is a ``config`` error."""
     if settings.html_extractor == "readability":
         from handlers.html_readability import require
@@ -61,7 +62,8 @@ def load_registry(settings: Settings) -> HandlerRegistry:
 class NativeExtractor:
     """Fetch and extract URLs with this package's own fetcher and handlers.
 
-    Use as an async context manager. ``fetcher`` defaults to the HTTP fetcher (created and
+    Use as an async context manager. ``settings`` is its slice (default: the settings of
+    the environment and ``PIPELINE_CONFIG``). ``fetcher`` defaults to the HTTP fetcher (created and
     closed here; an injected fetcher is the caller's to open and close), ``runner`` to an
     :class:`~pipeline.extract.runners.InlineRunner` (pass a
     :class:`~pipeline.batch.pool.ProcessRunner` for batch work), ``registry`` to the default
@@ -74,11 +76,12 @@ class NativeExtractor:
 
     name = "native"
 
-    def __init__(self, settings: Settings | None = None, *, fetcher: Fetcher | None = None,
-                 runner: Runner | None = None, registry: HandlerRegistry | None = None,
+    def __init__(self, settings: NativeSettings | None = None, *,
+                 fetcher: Fetcher | None = None, runner: Runner | None = None,
+                 registry: HandlerRegistry | None = None,
                  local_files: LocalSource | None = None,
                  renderer: Renderer | None = None) -> None:
-        self.settings = settings if settings is not None else load_settings()
+        self.settings: NativeSettings = settings if settings is not None else load_settings()
         self.registry = registry if registry is not None else load_registry(self.settings)
         self._fetcher = fetcher
         self._runner = runner

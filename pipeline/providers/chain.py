@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import ProviderSettings
 from pipeline.core.truncate import truncate
 from pipeline.providers.registry import Capability, Registry, default_registry
 
@@ -99,7 +99,7 @@ class ProviderChain:
                             retryable=any(f.retryable for f in failures))
 
 
-def open_chain(capability: Capability, settings: Settings, *, backend: Any = None,
+def open_chain(capability: Capability, settings: ProviderSettings, *, backend: Any = None,
                registry: Registry | None = None) -> ProviderChain:
     """The chain for ``capability``: ``backend`` may be a provider name, a list of names
     (overriding the settings), a provider object, or None (selection per the settings).
@@ -167,7 +167,7 @@ class ChainExtractor:
         return records
 
 
-def open_extractor(settings: Settings, *, backend: Any = None,
+def open_extractor(settings: ProviderSettings, *, backend: Any = None,
                    registry: Registry | None = None) -> ChainExtractor:
     """The extract provider the settings select (``--extract-backend`` in the batch
     command), with failover; use it as an async context manager."""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.settings import Settings
+from pipeline.core.slices import ModelSettings, VendorSettings
 from pipeline.core.truncate import find_cut
 from pipeline.providers.common import dig
 from pipeline.providers.http import OwnsClient, VendorClient, env_value, join_url
@@ -91,7 +91,8 @@ class OpenAICompressor(OwnsClient):
 
     name = "compressor"
 
-    def __init__(self, config: CompressorConfig, settings: Settings, **client_options: Any):
+    def __init__(self, config: CompressorConfig, settings: VendorSettings,
+                 **client_options: Any):
         self.config = config
         self.http = VendorClient(self.name, settings, total_timeout=config.timeout,
                                  **client_options)
@@ -145,7 +146,7 @@ class OpenAICompressor(OwnsClient):
         return content.strip()
 
 
-def compressor_from_env(settings: Settings,
+def compressor_from_env(settings: ModelSettings,
                         env: Mapping[str, str] | None = None) -> OpenAICompressor | None:
     """The configured compressor, or None (an async context manager: close it after use).
     The variables may also come from the config file's ``provider_env`` table."""

@@ -31,12 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pipeline.core.errors import PipelineError
-from pipeline.core.settings import Settings
-from pipeline.core.slices import ModelSettings
+from pipeline.core.slices import ModelSettings, ProviderSettings
 
 Capability = Literal["search", "extract", "crawl"]
 CAPABILITIES: tuple[Capability, ...] = ("search", "extract", "crawl")
-ProviderFactory = Callable[[Settings, Mapping[str, str]], Any]
+ProviderFactory = Callable[[ProviderSettings, Mapping[str, str]], Any]
 
 SEARCH = frozenset({"search"})
 EXTRACT = frozenset({"extract"})
@@ -47,7 +46,8 @@ CRAWL = frozenset({"crawl"})
 @dataclass(frozen=True)
 class ProviderSpec:
     """How to build one provider: ``factory`` is ``"module:callable"`` (imported lazily) or a
-    callable, called as ``factory(settings, env)``. ``env`` names the variables that make it
+    callable, called as ``factory(settings, env)`` (``settings``: the providers' slice,
+    :class:`~pipeline.core.slices.ProviderSettings`). ``env`` names the variables that make it
     auto-detectable; ``hint`` tells a user how to configure it. ``factories`` builds a
     capability with another factory (the native crawler is not the native extractor)."""
 
@@ -58,7 +58,7 @@ class ProviderSpec:
     hint: str = ""
     factories: Mapping[str, str | ProviderFactory] = field(default_factory=dict)
 
-    def build(self, settings: Settings, env: Mapping[str, str],
+    def build(self, settings: ProviderSettings, env: Mapping[str, str],
               capability: str | None = None) -> Any:
         factory = self.factories.get(capability or "", self.factory)
         if isinstance(factory, str):
@@ -71,7 +71,7 @@ class ProviderSpec:
         return factory(settings, env)
 
 
-def _native(settings: Settings, env: Mapping[str, str]) -> Any:
+def _native(settings: ProviderSettings, env: Mapping[str, str]) -> Any:
     try:
         from pipeline.extract.native import NativeExtractor  # the engine's pipeline; heavy, so lazy
     except ImportError as exc:
@@ -164,13 +164,13 @@ class Registry:
                 "config", f"unknown provider {name!r}; valid names: {', '.join(self._specs)}"
             ) from None
 
-    def build(self, name: str, settings: Settings, env: Mapping[str, str] | None = None,
-              capability: str | None = None) -> Any:
+    def build(self, name: str, settings: ProviderSettings,
+              env: Mapping[str, str] | None = None, capability: str | None = None) -> Any:
         """A new provider ``name`` (for ``capability``, when its spec builds that one
         otherwise), configured from ``settings`` and the vendor variables."""
         return self.spec(name).build(settings, provider_env(settings, env), capability)
 
-    def is_configured(self, name: str, settings: Settings,
+    def is_configured(self, name: str, settings: ProviderSettings,
                       env: Mapping[str, str] | None = None,
                       capability: str | None = None) -> bool:
         """Cheap and offline; a provider that cannot even be built counts as unconfigured.
@@ -192,7 +192,7 @@ class Registry:
                 f"providers: {', '.join(self.capable(capability))}")
 
     def _not_configured(self, capability: str, names: list[str], source: str,
-                        settings: Settings, env: Mapping[str, str]) -> str:
+                        settings: ProviderSettings, env: Mapping[str, str]) -> str:
         if len(names) == 1:
             told = f"{names[0]!r}, which is not configured ({self.spec(names[0]).hint})"
         else:
@@ -203,7 +203,7 @@ class Registry:
         return (f"{source} names {told}; configured {capability} providers: "
                 f"{', '.join(ready) or 'none'}")
 
-    def resolve(self, capability: Capability, settings: Settings,
+    def resolve(self, capability: Capability, settings: ProviderSettings,
                 env: Mapping[str, str] | None = None, *,
                 override: Iterable[str] | None = None) -> Resolution:
         """The failover chain for ``capability`` (see the module docstring for the rules)."""

@@ -19,14 +19,14 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import ExtractOptions, OutputFormat, Record
-from pipeline.core.settings import Settings
 from pipeline.core.single_flight import SingleFlight
+from pipeline.core.slices import CacheSettings, ReaderSettings
 from pipeline.fetch.policy import NetworkPolicy
 from pipeline.providers.chain import ChainExtractor
 from pipeline.providers.common import check_page_url
@@ -45,7 +45,7 @@ class ReadRuntime:
     flights: SingleFlight[str, Record] = field(default_factory=SingleFlight)
 
     @classmethod
-    def open(cls, settings: Settings, *, batch: bool = False) -> ReadRuntime:
+    def open(cls, settings: CacheSettings, *, batch: bool = False) -> ReadRuntime:
         """The runtime these settings describe (see :func:`pipeline.store.cache.open_cache`)."""
         return cls(open_cache(settings, batch=batch))
 
@@ -62,7 +62,8 @@ class Reader:
     the last read that extracted anything.
     """
 
-    def __init__(self, extractor: ChainExtractor, runtime: ReadRuntime, settings: Settings, *,
+    def __init__(self, extractor: ChainExtractor, runtime: ReadRuntime,
+                 settings: ReaderSettings, *,
                  format: OutputFormat, budget: int, stages: Sequence[Stage] = (),
                  storing: bool = True, warnings: list[str] | None = None) -> None:
         self.extractor = extractor
@@ -128,9 +129,9 @@ class Reader:
                 async with gate:
                     return await self._native_full(key, url)
 
-            found = await asyncio.gather(*(
+            found = await _all([
                 self.runtime.flights.run(fkey, functools.partial(one, key, url))
-                for fkey, (key, url) in flight_keys.items()))
+                for fkey, (key, url) in flight_keys.items()])
             fulls = dict(zip(flight_keys, found, strict=True))
         else:
             fulls = await self.runtime.flights.run_many(
@@ -144,7 +145,7 @@ class Reader:
             if self.budget > max_chars or offset > 0:
                 record = page_record(record, offset, max_chars)
             records.append(record)
-        return list(await asyncio.gather(*(self._staged(r) for r in records)))
+        return await _all([self._staged(record) for record in records])
 
     async def _staged(self, record: Record) -> Record:
         for stage in self.stages:
@@ -181,3 +182,11 @@ class Reader:
         records = await self.extractor.extract(urls, options, self.warnings)
         self.served_by = self.extractor.served_by
         return records
+
+
+async def _all(calls: list[Coroutine[Any, Any, Record]]) -> list[Record]:
+    """The results of ``calls`` run concurrently; one call (a batch line's URL) is awaited
+    as it is, without the task ``gather`` would wrap it in."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    return list(await asyncio.gather(*calls))

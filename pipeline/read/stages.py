@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pipeline.core.errors import PipelineError
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
+from pipeline.core.slices import StageSettings
 from pipeline.extract.language import language_fields
 
 
@@ -33,11 +33,11 @@ class Stage(Protocol):
 
 @dataclass
 class StageContext:
-    """What a stage builder may look at: the settings, whether records may come from
-    elsewhere than our own handlers (a vendor, the cache: they may lack what the handlers
-    add), the call's own choices, and where to say what was skipped."""
+    """What a stage builder may look at: the stages' slice of the settings, whether records
+    may come from elsewhere than our own handlers (a vendor, the cache: they may lack what
+    the handlers add), the call's own choices, and where to say what was skipped."""
 
-    settings: Settings
+    settings: StageSettings
     foreign: bool
     max_chars: int
     compress: bool = False

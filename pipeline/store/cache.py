@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipeline.core.models import Record
-from pipeline.core.settings import Settings
 from pipeline.core.single_flight import SingleFlight
+from pipeline.core.slices import CacheSettings
 from pipeline.fetch.base import Validators
 
 log = logging.getLogger(__name__)
@@ -510,7 +510,7 @@ class TextCache:
         return found
 
 
-def open_cache(settings: Settings, *, batch: bool = False) -> TextCache:
+def open_cache(settings: CacheSettings, *, batch: bool = False) -> TextCache:
     """A cache as these settings describe it, for the caller to own and close (there is no
     process-wide one: the runtime or a long-lived caller keeps it). The library and MCP
     server use ``cache_dir`` or the default directory unless ``cache`` is off; the batch

@@ -129,3 +129,44 @@ async def test_native_crawl_with_the_shared_fetcher_follows_no_redirect_out_of_s
     assert other_gets == Counter()  # the hop out of the origin was never requested
     assert {page.url for page in found.pages} >= {f"{base}/", f"{base}/stay/"}
     assert f"{away}/landed" not in {page.url for page in found.pages}
+
+
+def pools_started(monkeypatch) -> list[int]:
+    """Each handler pool a run starts (its size), the pool still started as it would be."""
+    from pipeline.batch.pool import ProcessRunner
+
+    started: list[int] = []
+    new_pool = ProcessRunner._new_pool
+
+    def spy(self: ProcessRunner):
+        started.append(self.size)
+        return new_pool(self)
+
+    monkeypatch.setattr(ProcessRunner, "_new_pool", spy)
+    return started
+
+
+async def test_native_crawl_and_map_extract_in_process_with_no_handler_pool(tmp_path,
+                                                                           monkeypatch):
+    started = pools_started(monkeypatch)
+    app, _, _ = site()
+    async with serve(app) as base:
+        found = await pipeline.web_crawl(f"{base}/", max_pages=10, settings=loopback(tmp_path))
+        mapped = await pipeline.web_map(f"{base}/", limit=10, settings=loopback(tmp_path))
+    assert found.ok and mapped.ok
+    assert "Herons wait" in {p.url: p for p in found.pages}[f"{base}/a/"].content
+    assert {u.url for u in mapped.urls} >= {f"{base}/", f"{base}/a/", f"{base}/c/"}
+    assert started == []  # every HTML page went through a handler, none in a worker process
+
+
+async def test_the_crawl_command_s_run_keeps_the_handler_pool(tmp_path, monkeypatch):
+    from pipeline.batch.run import RunOutput
+    from pipeline.crawl.run import CrawlOptions, run_crawl
+
+    started = pools_started(monkeypatch)
+    app, _, _ = site()
+    records = []
+    async with serve(app) as base:
+        await run_crawl([f"{base}/"], CrawlOptions(max_pages=3), loopback(tmp_path, workers=1),
+                        lambda: RunOutput(records.append, lambda: None))
+    assert len(records) == 3 and started == [1]

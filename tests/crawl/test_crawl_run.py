@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from pipeline.crawl.ledger import Ledger
 from pipeline.crawl.run import CrawlOptions, crawl
 from tests.crawl.site import LOCAL, Site, html, raw, redirect
@@ -167,3 +169,19 @@ async def test_a_page_of_links_alone_is_an_empty_record_whose_links_are_followed
     by_path = {record.url[len(site.url):]: record for record in result.records}
     assert sorted(by_path) == ["/", "/a", "/b"]
     assert by_path["/"].error is not None and by_path["/"].error.kind == "empty"
+
+
+@pytest.mark.parametrize(("done", "stopped"), [(4, True), (3, False)])
+async def test_a_resumed_crawl_replays_the_trap_memory_of_pages_done_only(
+        done: int, stopped: bool) -> None:
+    """The trap guard's memory comes back from the log's digests, but only for pages whose
+    records are in the output: a page whose record was lost is fetched (and seen) again."""
+    from pipeline.crawl.resume import Resumed
+    from pipeline.crawl.run import Crawl
+
+    pages = [f"http://127.0.0.1:1/cal/{month}" for month in range(4)]
+    digest = bytes(8)  # four pages of one pattern, one text: three repeats stop it
+    resumed = Resumed(done=["http://127.0.0.1:1/", *pages[:done]], last_index=done,
+                      observed=[(page, page, digest) for page in pages])
+    state = Crawl(["http://127.0.0.1:1/"], CrawlOptions(sitemap=False), resumed=resumed)
+    assert (state.traps.check("http://127.0.0.1:1/cal/9") == "trap:same_content") is stopped

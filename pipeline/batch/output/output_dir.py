@@ -28,14 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.errors import UsageError
-from pipeline.core.settings import Settings
+from pipeline.core.settings import defaults
+from pipeline.core.slices import RecordSettings, fields_of
 
 MANIFEST_FORMAT = "extract-pipeline/shards"
-# Settings whose value changes what a record says: a resumed run must keep them.
-OUTPUT_SETTINGS = ("format", "max_chars", "max_bytes", "include_comments", "pdf_max_pages",
-                   "pdf_time_limit", "handlers", "extract_backend", "backend", "compress",
-                   "instruction", "compress_floor", "html_extractor", "structured_raw",
-                   "detect_lang", "languages", "dedup")
+# The settings whose value changes what a record says: a resumed run must keep them.
+OUTPUT_SETTINGS = fields_of(RecordSettings)
 _FLAGS = {"handlers": "handler", "languages": "lang",  # a setting whose flag has another name
           "detect_lang": "detect-lang (off: --no-detect-lang)"}
 # The manifest's "items" (RunInput.identity): each field's flag and its value for a plain
@@ -83,14 +81,22 @@ def fingerprint(path: str | None) -> dict[str, Any] | None:
     return {"bytes": size, "sha256": digest.hexdigest()}
 
 
-def manifest(shards: int, input_path: str | None, settings: Settings,
+def record_settings(settings: RecordSettings) -> dict[str, Any]:
+    """The values of the settings that change records, as the manifest keeps them (JSON
+    values already: text, numbers, booleans, lists of text)."""
+    values = {name: getattr(settings, name) for name in OUTPUT_SETTINGS}
+    return {name: list(value) if isinstance(value, list) else value
+            for name, value in values.items()}
+
+
+def manifest(shards: int, input_path: str | None, settings: RecordSettings,
              items: dict[str, Any] | None = None) -> dict[str, Any]:
     """A run's manifest: N, its input's fingerprint, how its items are made from the input
     (``items``: the table format, the sitemaps and feeds and their bounds; None for a plain
     list) and the settings that change records."""
     return {"format": MANIFEST_FORMAT, "version": 1, "shards": shards,
             "input": fingerprint(input_path), "items": items,
-            "settings": settings.model_dump(mode="json", include=set(OUTPUT_SETTINGS))}
+            "settings": record_settings(settings)}
 
 
 def part_stem(shard: int, shards: int) -> str:
@@ -118,9 +124,9 @@ def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
         if there != here:
             named.append(f"{flag} {_shown(there)} there, {_shown(here)} here")
     settings = found.get("settings") or {}
-    defaults = Settings.model_construct().model_dump(mode="json", include=set(OUTPUT_SETTINGS))
+    default = record_settings(defaults())
     for name in OUTPUT_SETTINGS:
-        there, here = settings.get(name, defaults[name]), wanted["settings"][name]
+        there, here = settings.get(name, default[name]), wanted["settings"][name]
         if there != here:
             flag = "--" + _FLAGS.get(name, name).replace("_", "-")
             named.append(f"{flag} {_shown(there)} there, {_shown(here)} here")

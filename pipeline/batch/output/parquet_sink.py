@@ -225,30 +225,38 @@ class ParquetSink:
         self._raise_failure()
 
 
-def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
-    """The (index, url) pairs the parts and journals of ``path`` record (a part exists whole
-    or not at all; a journal's torn last line is dropped, as a JSONL output's)."""
+def recorded(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """The (index, url) of every record the parts and journals of ``path`` hold (a part
+    exists whole or not at all; a journal's torn or broken line is left out)."""
     pq = _pyarrow().parquet
-    done = DoneSet()
     directory = Path(path)
     if not directory.is_dir():
-        return done, 0
+        return
     for part in parts_in(directory):
         try:
             table = pq.read_table(part, columns=["index", "url"])
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot resume from {part}: {exc}") from exc
-        for index, url in zip(table.column("index").to_pylist(),
-                              table.column("url").to_pylist(), strict=True):
-            done.add(index, url)
-    dropped = 0
+        yield from zip(table.column("index").to_pylist(), table.column("url").to_pylist(),
+                       strict=True)
     for journal in journals_in(directory):
-        found, cut = scan_done(journal)
-        dropped += cut
         for record in _journal_records(journal):
             if record.index is not None:
-                done.add(record.index, record.url)
+                yield record.index, record.url
+
+
+def scan_parquet(path: str | os.PathLike[str]) -> tuple[DoneSet, int]:
+    """The (index, url) pairs the parts and journals of ``path`` record, a journal's torn
+    last line cut off first (as a JSONL output's)."""
+    done = DoneSet()
+    dropped = 0
+    directory = Path(path)
+    for journal in journals_in(directory) if directory.is_dir() else ():
+        found, cut = scan_done(journal)
+        dropped += cut
         done.invalid += found.invalid
+    for index, url in recorded(path):
+        done.add(index, url)
     return done, dropped
 
 
