@@ -389,6 +389,12 @@ class ShardedCrawl:
         """The output directory (:meth:`prepare`) and the pages its parts hold already
         (``--resume``: they took their places in the budget)."""
         output = self.prepare(shards)
+        owners = {shard_of(url, output.shards) for url in self.starts}
+        if output.shards > 1 and len(owners) == 1 and self.options.scope in ("origin",
+                                                                              "prefix"):
+            say(self.settings.quiet, f"every start page's host is shard {owners.pop()}'s, and "
+                f"--scope {self.options.scope} keeps the crawl there (unless a start page "
+                "redirects): one shard does the work (a sharded crawl pays on many hosts)")
         used = records_done(output) if self.resume else 0
         if used:
             say(self.settings.quiet,

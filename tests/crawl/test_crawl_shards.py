@@ -212,3 +212,13 @@ def test_a_caller_that_crawled_in_process_before_can_shard(tmp_path: Path) -> No
                      *common]) == 0
         assert sorted(str(record["url"]) for record in records(tmp_path / "out")) == [
             *sorted([au + "/", bu + "/"])]
+
+
+def test_one_site_sharded_says_one_shard_does_the_work(tmp_path: Path, capsys) -> None:
+    with sites(1) as [(a, au)]:
+        a.pages["/"] = html("A", ["/b"])
+        a.pages["/b"] = html("B")
+        assert main(["crawl", au + "/", "--processes", "2", "-o", str(tmp_path / "out"),
+                     "--no-sitemap", "--ignore-robots", *FLAGS[:-1]]) == 0
+    assert len(records(tmp_path / "out")) == 2
+    assert "one shard does the work" in capsys.readouterr().err
