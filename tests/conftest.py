@@ -1,6 +1,8 @@
 """Every test gets its own empty full-text cache (nothing is written to the user's cache
 directory, and no test sees another's pages); aioresponses is fitted to this aiohttp."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.aioresponses_compat import fit_aioresponses_to_aiohttp
@@ -25,3 +27,16 @@ async def server():
     srv = await ScriptedServer().start()
     yield srv
     await srv.close()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray of 2 CPUs for a module's tests (skipped without Ray: not in the test extra,
+    it is large); its workers import this checkout's tests too."""
+    ray = pytest.importorskip(
+        "ray", reason="Ray is not installed (not in the test extra: it is large): "
+        "pip install -e '.[test,ray]' runs this test")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
+    yield ray
+    ray.shutdown()

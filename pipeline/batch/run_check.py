@@ -22,15 +22,19 @@ def check_mode(plan: RunPlan) -> None:
     """A sharded run writes a directory of JSONL parts: its output says so."""
     if not plan.sharded:
         return
-    if is_parquet(plan.output):
+    check_sharded_output(plan.output, "--shard" if plan.mode == "shard" else f"--{plan.mode}")
+
+
+def check_sharded_output(output: str | None, flag: str) -> None:
+    """The output of a run sharded by ``flag``: a directory, for JSONL parts."""
+    if is_parquet(output):
         raise UsageError("a sharded run writes JSONL parts; to get Parquet, merge them: "
                          f"{PROG} merge OUT_DIR -o OUT.parquet")
-    if not plan.output:
-        flag = "--shard" if plan.mode == "shard" else f"--{plan.mode}"
+    if not output:
         raise UsageError(f"a sharded run ({flag}) writes a directory: give -o OUT_DIR")
-    if looks_like_a_file(plan.output):
-        raise UsageError(f"a sharded run writes a directory of parts, and {plan.output} names "
-                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {plan.output}")
+    if looks_like_a_file(output):
+        raise UsageError(f"a sharded run writes a directory of parts, and {output} names "
+                         f"a file: give -o OUT_DIR, then {PROG} merge OUT_DIR -o {output}")
 
 
 # Names a sharded run's directory should not have: they promise one file of records.

@@ -289,17 +289,22 @@ def build_parser() -> argparse.ArgumentParser:
     scale_out.add_argument("--shard", metavar="K/N",
                            help="run only shard K (0..N-1) of N: the URLs whose host hashes to "
                            "K (needs -o OUT_DIR)")
-    scale_out.add_argument("--engine", choices=("local", "ray"), default="local",
-                           help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
-                           "'ray' extra); default: local")
-    scale_out.add_argument("--address", metavar="ADDRESS",
-                           help="with --engine ray: the cluster (auto, ray://HOST:10001); "
-                           "default: start a local Ray")
-    scale_out.add_argument("--shards", type=int, metavar="N",
-                           help="with --engine ray: how many shards; default: 4 per CPU of the "
-                           "cluster (or the resumed run's)")
+    add_engine_arguments(scale_out, shards="4 per CPU of the cluster")
     add_settings_arguments(parser, groups=groups)
     return parser
+
+
+def add_engine_arguments(group: Any, *, shards: str) -> None:
+    """``--engine``, ``--address`` and ``--shards`` (``shards``: their default count)."""
+    group.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="ray: run the shards as Ray tasks (needs -o OUT_DIR and the "
+                       "'ray' extra); default: local")
+    group.add_argument("--address", metavar="ADDRESS",
+                       help="with --engine ray: the cluster (auto, ray://HOST:10001); "
+                       "default: start a local Ray")
+    group.add_argument("--shards", type=int, metavar="N",
+                       help=f"with --engine ray: how many shards; default: {shards} (or the "
+                       "resumed run's)")
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser, *, batch: bool = True,

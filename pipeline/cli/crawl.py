@@ -22,6 +22,7 @@ from pipeline.cli.command import (
     CACHE,
     CONTENT,
     CORPUS,
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
@@ -31,6 +32,7 @@ from pipeline.cli.command import (
     RENDERING,
     SCALE_OUT,
     _Parser,
+    add_engine_arguments,
     add_settings_arguments,
     invoked_as,
     settings_from_args,
@@ -86,6 +88,14 @@ def _add_crawl_arguments(parser: argparse.ArgumentParser, output: Any, *,
                         "of its frontier log (OUT.frontier.jsonl) is crawled")
     output.add_argument("--overwrite", action="store_true",
                         help="replace what OUT holds (a non-empty OUT is refused otherwise)")
+    if not mapping:
+        _add_shard_arguments(parser)
+
+
+def _add_shard_arguments(parser: argparse.ArgumentParser) -> None:
+    """A sharded crawl's flags (``--processes N`` is a setting's)."""
+    group = next(group for group in parser._action_groups if group.title == SCALE_OUT)
+    add_engine_arguments(group, shards="one per CPU of the cluster")
 
 
 def build_parser(*, mapping: bool) -> argparse.ArgumentParser:
@@ -128,8 +138,11 @@ def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> No
 
     check_start_urls(args.starts)
     Rules.compile(args.include, args.exclude)
-    if settings.processes > 1:
-        raise UsageError("a crawl runs in one process for now: drop --processes")
+    if mapping and settings.processes > 1:
+        raise UsageError("map runs in one process: drop --processes")
+    if _sharded(args, settings):
+        _check_sharded(args, settings)
+        return
     if mapping and args.output is not None and args.output.lower().endswith(".parquet"):
         raise UsageError("map writes URLs: -o urls.txt or urls.jsonl")
     resume = args.resume
@@ -139,6 +152,44 @@ def _check(args: argparse.Namespace, settings: Settings, *, mapping: bool) -> No
                  overwrite=args.overwrite)
     check_config(settings)
     check_corpus("plain", settings)
+
+
+def _sharded(args: argparse.Namespace, settings: Settings) -> bool:
+    """A sharded crawl (``--processes N``, ``--engine ray``), which writes a directory."""
+    return settings.processes > 1 or getattr(args, "engine", "local") == "ray"
+
+
+def _check_sharded(args: argparse.Namespace, settings: Settings) -> None:
+    from pipeline.batch.output.output_check import OutputTarget, check_output
+    from pipeline.batch.run_check import check_config, check_corpus, check_sharded_output
+
+    ray = args.engine == "ray"
+    if ray and settings.processes > 1:
+        raise UsageError("--engine ray runs every shard itself: drop --processes")
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    check_sharded_output(args.output, "--engine ray" if ray else "--processes")
+    check_output(OutputTarget(args.output, directory=True), input_path=None,
+                 resume=args.resume, overwrite=args.overwrite)
+    check_config(settings)
+    check_corpus("ray" if ray else "processes", settings)
+
+
+def _run_sharded(args: argparse.Namespace, settings: Settings, options: Any) -> Any:
+    """A sharded crawl into the directory ``-o`` names (docs/crawl.md)."""
+    from pipeline.crawl.shards import ShardedCrawl
+
+    plan = ShardedCrawl(tuple(args.starts), options, settings, args.output,
+                        args.shards if args.engine == "ray" else settings.processes,
+                        engine=args.engine, resume=args.resume, overwrite=args.overwrite,
+                        skipped=args.skipped, address=args.address)
+    if args.engine == "ray":
+        from pipeline.crawl.ray_crawl import run_crawl_ray
+
+        return run_crawl_ray(plan)
+    from pipeline.crawl.processes import run_crawl_processes
+
+    return run_crawl_processes(plan)
 
 
 def _open_skipped(path: str | None, *, append: bool) -> IO[str] | None:
@@ -164,6 +215,11 @@ def _main(argv: Sequence[str], *, mapping: bool) -> int:
         settings = settings_from_args(args)
         options = _options(args)
         _check(args, settings, mapping=mapping)
+        if not mapping and (args.shards is not None or args.address is not None) \
+                and args.engine != "ray":
+            raise UsageError("--shards and --address go with --engine ray")
+        if not mapping and _sharded(args, settings):
+            return _report(_run_sharded(args, settings, options), settings, args.output)
         resume = args.resume
         resumed = None
         if resume:
@@ -202,11 +258,22 @@ def _main(argv: Sequence[str], *, mapping: bool) -> int:
     except OutputError as exc:
         print(f"{PROG}: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_OUTPUT
+    return _report(result, settings, None)
+
+
+def _report(result: Any, settings: Settings, directory: str | None) -> int:
+    """The closing lines on stderr, and the exit status (``directory``: a sharded crawl's)."""
     if not settings.quiet:
         print(f"{PROG}: {result.describe()}", file=sys.stderr)
-    if result.summary.interrupted:
-        print(f"{PROG}: interrupted; finished records were written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    for failure in result.summary.failed:
+        print(f"{PROG}: {failure}", file=sys.stderr)
+    if result.summary.interrupted or result.summary.failed:
+        print(f"{PROG}: {'interrupted' if result.summary.interrupted else 'a shard failed'}; "
+              "finished records were written", file=sys.stderr)
+        return EXIT_INTERRUPTED if result.summary.interrupted else EXIT_FAILED
+    if directory is not None and not settings.quiet:
+        print(f"{PROG}: records are in {directory}/part-*.jsonl; one file: {invoked_as()} "
+              f"merge {directory} -o OUT.jsonl", file=sys.stderr)
     return EXIT_OK
 
 

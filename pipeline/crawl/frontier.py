@@ -70,6 +70,12 @@ class Frontier:
         """The page budget is used up: nothing more is handed out."""
         return self.handed >= self.max_pages
 
+    @property
+    def room(self) -> bool:
+        """A page may be handed out now (a shard's frontier: one of its reserved places
+        is free, :mod:`pipeline.crawl.shards`)."""
+        return not self.spent
+
     def seen(self, url: str) -> bool:
         return hash(url_identity(url)) in self._seen
 
@@ -98,7 +104,7 @@ class Frontier:
     def next(self) -> Entry | None:
         """The next URL to fetch (its page counted against the budget), or None when the
         queue is empty or the budget spent."""
-        while self._queue and not self.spent:
+        while self._queue and self.room:
             url, depth, parent, via = self._queue.popleft()
             if self.max_per_prefix is not None:
                 branch = prefix_of(url)

@@ -105,9 +105,10 @@ def _recorded(output: str) -> Iterator[tuple[int, str]]:
             yield index, url
 
 
-def read_resume(output: str, *, mapping: bool = False) -> Resumed:
+def read_resume(output: str, log: str | None = None, *, mapping: bool = False) -> Resumed:
     """The state a crawl into ``output`` (JSON lines or Parquet) left, with its frontier
-    log; for a map (``mapping``), the pages done are those its log says."""
+    log (``log``; by default the one beside ``output``); for a map (``mapping``), the pages
+    done are those its log says."""
     resumed = Resumed()
 
     def done(index: int, page: str) -> None:
@@ -117,7 +118,7 @@ def read_resume(output: str, *, mapping: bool = False) -> Resumed:
     if not mapping:
         for index, page in _recorded(output):
             done(index, page)
-    for event in _json_lines(log_path(output)):
+    for event in _json_lines(log or log_path(output)):
         if isinstance(url := event.get("q"), str):
             resumed.queued.append((url, int(event.get("d") or 0), event.get("p"),
                                    str(event.get("v") or "link")))

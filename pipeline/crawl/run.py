@@ -24,7 +24,7 @@ from pipeline.batch.engine import Summary
 from pipeline.batch.input.documents import Parse, in_thread
 from pipeline.batch.input.items import InputItem
 from pipeline.batch.input.sources import document_fetcher
-from pipeline.batch.run import RunOutput, extract_items
+from pipeline.batch.run import PLAIN_STEM, RunOutput, extract_items
 from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.models import Record
 from pipeline.core.settings import Settings
@@ -116,9 +116,7 @@ class Crawl:
         self.ledger = ledger or Ledger()
         self.scope = Scope(options.scope, starts)
         self.traps = TrapGuard()
-        self.frontier = Frontier(max_pages=options.max_pages, max_depth=options.max_depth,
-                                 max_per_prefix=options.max_pages_per_prefix,
-                                 ledger=self.ledger)
+        self.frontier = self._new_frontier(options)
         self._starts = {url_identity(url) for url in starts}
         self._handed: dict[int, Entry] = {}
         self._done: set[int] = set()  # identities of pages fetched (or being fetched)
@@ -126,6 +124,7 @@ class Crawl:
         self._too_deep: set[int] = set()
         self._escaped: dict[str, str] = {}  # URL identity -> the out-of-scope hop refused
         self._index = 0
+        self._step = 1  # record indices: a sharded crawl's shards interleave theirs
         self._changed = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
         self._seeded: set[str] = set()
@@ -135,6 +134,10 @@ class Crawl:
             self._restore(resumed)
         for url in starts:
             self.discover(url, depth=0, parent=None, via="start")
+
+    def _new_frontier(self, options: CrawlOptions) -> Frontier:
+        return Frontier(max_pages=options.max_pages, max_depth=options.max_depth,
+                        max_per_prefix=options.max_pages_per_prefix, ledger=self.ledger)
 
     def _restore(self, resumed: Resumed) -> None:
         """The state a stopped crawl left (:mod:`pipeline.crawl.resume`)."""
@@ -178,7 +181,7 @@ class Crawl:
                 self.ledger.skip(entry.url, trap, entry.parent, entry.depth)
                 continue
             self._done.add(key)
-            index, self._index = self._index, self._index + 1
+            index, self._index = self._index, self._index + self._step
             self._handed[index] = entry
             return InputItem(index, entry.url, extra={
                 "depth": entry.depth, "parent": entry.parent, "via": entry.via})
@@ -277,9 +280,7 @@ class Crawl:
         if record.final_url and url_identity(record.final_url) != identity:
             aliases.append(record.final_url)
             if entry.via == "start":
-                self.scope.add(record.final_url)
-                if self.log is not None:
-                    self.log.event(s=record.final_url)
+                self.widen(record.final_url)
             else:
                 via = "redirect"
         canonical = record.metadata.get("canonical_url") if record.ok else None
@@ -287,12 +288,7 @@ class Crawl:
             aliases.append(canonical)
         duplicate = False
         for alias in aliases:
-            key = hash(url_identity(alias))
-            if key in self._done and url_identity(alias) != identity:
-                duplicate = True
-            self._done.add(key)
-            if self.frontier.alias(alias) and self.log is not None:
-                self.log.event(a=alias)
+            duplicate |= self.known(alias, identity)
         self._follow(record, entry)
         if duplicate:  # one record per page: the page came under another URL first
             self._drop(entry, entry.url, "duplicate")
@@ -315,6 +311,22 @@ class Crawl:
             update.update(links=None, nofollow_links=None)
         return record.model_copy(update=update)
 
+    def widen(self, url: str) -> None:
+        """Take ``url`` (where a start page led) into the scope."""
+        self.scope.add(url)
+        if self.log is not None:
+            self.log.event(s=url)
+
+    def known(self, alias: str, identity: str | None = None) -> bool:
+        """Mark ``alias`` as a URL of a page fetched (the page ``identity``, when given);
+        True when it is a page already fetched under another URL."""
+        key = hash(url_identity(alias))
+        duplicate = key in self._done and url_identity(alias) != identity
+        self._done.add(key)
+        if self.frontier.alias(alias) and self.log is not None:
+            self.log.event(a=alias)
+        return duplicate
+
     def _follow(self, record: Record, entry: Entry) -> None:
         depth = entry.depth + 1
         for link in record.links or ():
@@ -322,9 +334,14 @@ class Crawl:
         for link in record.nofollow_links or ():
             if self.options.follow_nofollow:
                 self.discover(link, depth=depth, parent=entry.url, via="link")
-            elif (key := hash(url_identity(link))) not in self._rejected:
-                self._rejected.add(key)
-                self.ledger.skip(link, "nofollow", entry.url, depth)
+            else:
+                self.nofollow(link, entry.url, depth)
+
+    def nofollow(self, link: str, parent: str | None, depth: int) -> None:
+        """A ``rel=nofollow`` link not followed: in the ledger, once."""
+        if (key := hash(url_identity(link))) not in self._rejected:
+            self._rejected.add(key)
+            self.ledger.skip(link, "nofollow", parent, depth)
 
     # -- sitemaps ----------------------------------------------------------------------
 
@@ -400,15 +417,18 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
                     open_output: Callable[[], RunOutput], *,
                     ledger: Ledger | None = None, fetcher: Fetcher | None = None,
                     signals: Iterable[int] = (), log: FrontierLog | None = None,
-                    resumed: Resumed | None = None,
-                    runner: Runner | None = None) -> CrawlResult:
+                    resumed: Resumed | None = None, runner: Runner | None = None,
+                    state: Crawl | None = None, warc_stem: str = PLAIN_STEM) -> CrawlResult:
     """Crawl into ``open_output``'s output (a sink's write and close); the CLI's way in.
     ``UsageError`` for a bad start URL or pattern, before anything is fetched. With
     ``log``, every URL queued is logged; with ``resumed``, the crawl goes on from where a
     stopped one left (:mod:`pipeline.crawl.resume`). ``runner`` replaces the batch
-    command's handler pool (None: the pool)."""
+    command's handler pool (None: the pool). ``state``: a crawl made already (a shard's,
+    :mod:`pipeline.crawl.shards`) instead of one over ``start_urls``; ``warc_stem``: the
+    name of its ``--warc-out`` files."""
     starts = check_start_urls(start_urls)
-    state = Crawl(starts, options, ledger, log=log, resumed=resumed)
+    if state is None:
+        state = Crawl(starts, options, ledger, log=log, resumed=resumed)
     settings = crawl_settings(settings, options)
     registry = load_registry(settings)
 
@@ -429,6 +449,7 @@ async def run_crawl(start_urls: Sequence[str], options: CrawlOptions, settings: 
             summary = await extract_items((), open_output, settings,
                                           registry=registry, fetcher=fetcher,
                                           signals=signals, scheduler=state,
+                                          warc_stem=warc_stem,
                                           redirect_guard=state.guard, review=state.take,
                                           runner=runner)
         finally:

@@ -51,7 +51,7 @@ WAIT_SECONDS = 0.2  # how long the driver waits for a report before it looks at 
 DRIVER_CHECK_SECONDS = 0.5  # how often a shard process checks that its driver still runs
 
 
-class _Reporter:
+class Reporter:
     """A shard process's side of the queue: progress in batches, then how the shard ended."""
 
     def __init__(self, shard: int, reports: Any) -> None:
@@ -67,7 +67,8 @@ class _Reporter:
         if reports is not None:
             reports.cancel_join_thread()
 
-    def _put(self, report: tuple[str, int, object]) -> None:
+    def put(self, report: tuple[str, int, Any]) -> None:
+        """One report to the driver (none once muted)."""
         if self._reports is not None:
             self._reports.put(report)
 
@@ -77,17 +78,17 @@ class _Reporter:
             self.flush()
 
     def resumed(self, done: DoneSet, dropped: int) -> None:
-        self._put(("resumed", self._shard, len(done)))
+        self.put(("resumed", self._shard, len(done)))
 
     def flush(self) -> None:
         if self._delta.records:
-            self._put(("progress", self._shard, self._delta))
+            self.put(("progress", self._shard, self._delta))
             self._delta = Summary()
         self._sent = time.monotonic()
 
     def end(self, kind: str, payload: object) -> None:
         self.flush()
-        self._put((kind, self._shard, payload))
+        self.put((kind, self._shard, payload))
 
 
 def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
@@ -99,6 +100,20 @@ def _watch_driver(driver: int, on_gone: Callable[[], None]) -> None:
         on_gone()
 
     threading.Thread(target=watch, name="pipeline-driver-watch", daemon=True).start()
+
+
+def _forget_inherited_forkserver() -> None:
+    """A forked shard process: the driver's handler-pool forkserver, when the driver had
+    started one (a library caller's earlier run), is not this process's to use — a pool
+    would fail to start through it — so the next pool here starts its own."""
+    from multiprocessing import forkserver
+
+    server: Any = getattr(forkserver, "_forkserver", None)
+    if START_METHOD != "fork" or server is None or server._forkserver_pid is None:
+        return
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)  # this copy would keep the driver's alive
+    server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -120,12 +135,26 @@ def _die_with_parent() -> bool:
 
 
 def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> None:
-    """A shard process: extract the spooled items, then say how it ended. It dies with a
-    killed driver (Linux: at once, by the kernel; elsewhere it stops as on a stop from the
-    driver); what it wrote stays in its part, for ``--resume``."""
+    """A shard process of a batch run: extract the spooled items."""
+    def work(reporter: Reporter) -> Summary:
+        with open(spool, "rb") as items:
+            return asyncio.run(run_shard(job, load_items(items), on_record=reporter.record,
+                                         on_resume=reporter.resumed,
+                                         signals=(signal.SIGTERM,)))
+
+    shard_process(job.shard, reports, driver, work)
+
+
+def shard_process(shard: int, reports: Any, driver: int,
+                  work: Callable[[Reporter], Summary]) -> None:
+    """The body of a shard process: ``work`` (its run, reporting through the reporter), then
+    say how it ended. It dies with a killed driver (Linux: at once, by the kernel; elsewhere
+    it stops as on a stop from the driver); what it wrote stays in its part, for
+    ``--resume``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C: the driver decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, if forked
-    reporter = _Reporter(job.shard, reports)
+    _forget_inherited_forkserver()
+    reporter = Reporter(shard, reports)
 
     def driver_gone() -> None:
         reporter.mute()
@@ -136,10 +165,7 @@ def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> Non
     elif os.getppid() != driver:  # the driver died before the line above
         os._exit(0)
     try:
-        with open(spool, "rb") as items:
-            summary = asyncio.run(run_shard(job, load_items(items), on_record=reporter.record,
-                                            on_resume=reporter.resumed,
-                                            signals=(signal.SIGTERM,)))
+        summary = work(reporter)
     except PipelineError as exc:
         reporter.end("failed", (exc.kind, exc.message))
         sys.exit(2)
@@ -155,25 +181,34 @@ def _shard_process(job: ShardJob, spool: Path, reports: Any, driver: int) -> Non
     reporter.end("end", summary)
 
 
-class _Driver:
-    """Starts the shard processes, passes stops on, and gathers their reports."""
+def _context() -> Any:
+    # literal method names: typeshed gives those contexts their Process type
+    return (multiprocessing.get_context("fork") if START_METHOD == "fork"
+            else multiprocessing.get_context("spawn"))
 
-    def __init__(self, jobs: dict[int, tuple[ShardJob, Spool]]) -> None:
-        # literal method names: typeshed gives those contexts their Process type
-        context = (multiprocessing.get_context("fork") if START_METHOD == "fork"
-                   else multiprocessing.get_context("spawn"))
-        self.reports = context.Queue()
-        self.processes = {
-            shard: context.Process(target=_shard_process,
-                                   args=(job, spool.path, self.reports, os.getpid()),
-                                   name=f"pipeline-shard-{shard}")
-            for shard, (job, spool) in jobs.items()}
-        self.names = {shard: job.name for shard, (job, _) in jobs.items()}
+
+class Driver:
+    """Starts the shard processes, passes stops on, and gathers their reports. A shard
+    process (:func:`shard_process`) is ``target(*args, reports, driver_pid)``; reports of
+    kinds the driver does not know go to ``route`` (a sharded crawl's exchange)."""
+
+    def __init__(self, names: dict[int, str],
+                 route: Callable[[str, int, Any], None] | None = None) -> None:
+        self.context = _context()
+        self.reports = self.context.Queue()
+        self.names = names
+        self.route = route
+        self.processes: dict[int, Any] = {}
         self.progress = ProgressBar(None, enabled=False)
         self.stops = 0
-        self.live = {shard: Summary() for shard in jobs}  # from progress reports
+        self.live = {shard: Summary() for shard in names}  # from progress reports
         self.ended: dict[int, Summary] = {}
         self.failures: dict[int, tuple[str, str]] = {}
+
+    def add(self, shard: int, target: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.processes[shard] = self.context.Process(
+            target=target, args=(*args, self.reports, os.getpid()),
+            name=f"pipeline-shard-{shard}")
 
     def stop(self, signum: int = signal.SIGTERM, frame: FrameType | None = None) -> None:
         self.stops += 1
@@ -193,20 +228,28 @@ class _Driver:
             self.failures[shard] = payload
             if payload[0] == "config" and not self.stops:
                 self.stop()  # the others would fail alike
+        elif self.route is not None:
+            self.route(kind, shard, payload)
 
     def start(self) -> None:
         for process in self.processes.values():
             process.start()
 
-    def gather(self, progress: ProgressBar) -> None:
-        """Read reports until every shard process has ended."""
+    def gather(self, progress: ProgressBar, *, together: bool = False) -> None:
+        """Read reports until every shard process has ended. ``together``: the shards need
+        each other (a sharded crawl), so one that ends without saying how stops the rest."""
         self.progress = progress
         while True:
             try:
                 self._handle(*self.reports.get(timeout=WAIT_SECONDS))
             except queue.Empty:
-                if not any(process.is_alive() for process in self.processes.values()):
+                alive = [process.is_alive() for process in self.processes.values()]
+                if not any(alive):
                     break  # and every report is read: they were sent before the exits
+                if together and not self.stops and not all(alive) and any(
+                        shard not in self.ended for shard, process
+                        in self.processes.items() if not process.is_alive()):
+                    self.stop()
         for process in self.processes.values():
             process.join()
 
@@ -268,16 +311,24 @@ def one_shard_note(spools: dict[int, Spool]) -> str | None:
 
 def _drive(jobs: dict[int, tuple[ShardJob, Spool]], quiet: bool,
            started: float) -> Summary:
-    spools = {shard: spool for shard, (_, spool) in jobs.items()}
-    driver = _Driver(jobs)
+    driver = Driver({shard: job.name for shard, (job, _) in jobs.items()})
+    for shard, (job, spool) in jobs.items():
+        driver.add(shard, _shard_process, (job, spool.path))
+    return drive(driver, sum(spool.count for _, spool in jobs.values()), quiet, started)
+
+
+def drive(driver: Driver, total: int | None, quiet: bool, started: float, *,
+          together: bool = False) -> Summary:
+    """Start the driver's processes, gather them (a stop passed on to them), and sum
+    their summaries; ``total``: the records expected, for the progress bar."""
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {number: signal.signal(number, driver.stop) for number in signals}
     progress = None
     try:
         driver.start()  # before the progress bar's thread (see START_METHOD)
         show = not quiet and sys.stderr.isatty()
-        progress = ProgressBar(sum(spool.count for spool in spools.values()), enabled=show)
-        driver.gather(progress)
+        progress = ProgressBar(total, enabled=show)
+        driver.gather(progress, together=together)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

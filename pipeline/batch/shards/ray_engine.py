@@ -40,7 +40,7 @@ from pipeline.core.errors import PipelineError, UsageError
 from pipeline.core.extras import install_hint
 
 try:
-    import ray
+    import ray as ray  # re-exported: the crawl's Ray engine imports it from here
 except ImportError as exc:  # the command line turns this into a one-line usage error
     raise UsageError(f"--engine ray needs Ray: {install_hint('ray')}") from exc
 
@@ -55,7 +55,7 @@ def _shard_task(job: ShardJob, items: list[InputItem]) -> Summary:
 
 
 @contextmanager
-def _ray_session(address: str | None) -> Iterator[None]:
+def ray_session(address: str | None) -> Iterator[None]:
     """Connected to Ray for the run: ``address``'s cluster, or a new local one (shut down
     after); a session the caller already opened is used as it is."""
     if ray.is_initialized():
@@ -76,7 +76,7 @@ def _ray_session(address: str | None) -> Iterator[None]:
 def run_ray(plan: RunPlan) -> Summary:
     """Every shard not done yet as a Ray task; the summary of them all."""
     settings = plan.settings
-    with _ray_session(plan.address):
+    with ray_session(plan.address):
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         shards = plan.shards or (None if plan.resume else SHARDS_PER_CPU * cpus)
         output = prepare(plan, shards)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,19 +13,9 @@ from tests.batch.shards.test_sharded import LOOPBACK, Site, merged, write_urls
 ray = pytest.importorskip(
     "ray", reason="Ray is not installed (not in the test extra: it is large): "
     "pip install -e '.[test,ray]' runs this test")
-ROOT = Path(__file__).resolve().parents[3]
 # Starting a local Ray, its workers and the retried task: minutes on a loaded 2-core machine.
 # The bound catches a hang; it is not what is tested.
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    # The workers import this checkout's tests too (the kill_once handler).
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
-    yield
-    ray.shutdown()
 
 
 async def test_ray_runs_every_shard_and_a_killed_task_costs_no_line(tmp_path, local_ray):
