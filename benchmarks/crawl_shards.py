@@ -102,7 +102,8 @@ def bench(name: str, extra: list[str], out: Path, args: argparse.Namespace) -> d
     start = f"http://127.0.0.1:{args.port}/p0"
     command = [sys.executable, "-m", "pipeline", "crawl", start, "--scope", "any",
                "--no-sitemap", "--max-pages", str(args.pages + 10), "--concurrency",
-               str(args.concurrency), "--per-host", str(args.concurrency), "--no-head",
+               str(args.concurrency), "--per-host", str(args.concurrency), "--rate", "inf",
+               "--no-head",
                "--allow-private", "--no-detect-lang", "--retries", "0", "--quiet",
                "-o", str(out), *extra]
     before = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{args.port}/__stats").read())
